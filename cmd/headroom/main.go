@@ -1,0 +1,80 @@
+// Command headroom is the CLI of the Headroom capacity planner: catalogs,
+// capacity (memory and KV cache), simulation, the REST API server,
+// calibration and planning over the same core.
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Getenv, os.Stdin, os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// Exit codes.
+const (
+	exitOK         = 0
+	exitFailure    = 1 // the command could not do its job
+	exitUsage      = 2 // bad input: a flag, a file, a field
+	exitInfeasible = 3 // the configuration cannot be served
+)
+
+// env is the process environment, injected for tests.
+type env struct {
+	getenv func(string) string
+	stdin  io.Reader
+	stdout io.Writer
+	stderr io.Writer
+}
+
+type command struct {
+	name    string
+	summary string
+	run     func(ctx context.Context, e *env, args []string) error
+}
+
+func commands() []command {
+	return []command{
+		{"capacity", "memory split, KV-cache blocks and max concurrency of a model on a GPU", runCapacity},
+		{"catalog", "list, show or import GPUs and models", runCatalog},
+		{"simulate", "simulate serving a workload and report latency, throughput and KV usage", runSimulate},
+	}
+}
+
+func run(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) int {
+	e := &env{getenv: getenv, stdin: stdin, stdout: stdout, stderr: stderr}
+	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
+		usage(stdout)
+		return exitOK
+	}
+	if args[0] == "version" || args[0] == "--version" {
+		fmt.Fprintln(stdout, "headroom", version())
+		return exitOK
+	}
+	for _, c := range commands() {
+		if c.name == args[0] {
+			err := c.run(ctx, e, args[1:])
+			return report(stderr, "headroom "+c.name, err)
+		}
+	}
+	fmt.Fprintf(stderr, "headroom: unknown command %q (run 'headroom help')\n", args[0])
+	return exitUsage
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintln(w, "Headroom: capacity planning and simulation for LLM inference serving.")
+	fmt.Fprintln(w, "\nUsage: headroom <command> [flags]   (headroom <command> -h for its flags)")
+	fmt.Fprintln(w, "\nCommands:")
+	for _, c := range commands() {
+		fmt.Fprintf(w, "  %-10s %s\n", c.name, c.summary)
+	}
+	fmt.Fprintln(w, "  version    print the version")
+}

@@ -1,0 +1,286 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/headroom-sim/headroom/catalogs"
+	"github.com/headroom-sim/headroom/hardware"
+	"github.com/headroom-sim/headroom/sim"
+	"github.com/headroom-sim/headroom/sim/memory"
+	"github.com/headroom-sim/headroom/sim/scenario"
+	"github.com/headroom-sim/headroom/sim/stats"
+	"github.com/headroom-sim/headroom/sim/steptime"
+)
+
+// setFlags collects repeated --set path=value overrides.
+type setFlags []string
+
+func (s *setFlags) String() string     { return strings.Join(*s, ",") }
+func (s *setFlags) Set(v string) error { *s = append(*s, v); return nil }
+
+// scenarioFlags are the flags shared by the commands that take a scenario.
+type scenarioFlags struct {
+	file, catalogDir, calibration string
+	sets                          setFlags
+	seed                          int64
+	model, gpu                    string
+	tp, replicas, requests        int
+	rate                          float64
+}
+
+func (f *scenarioFlags) register(fs interface {
+	StringVar(*string, string, string, string)
+	IntVar(*int, string, int, string)
+	Int64Var(*int64, string, int64, string)
+	Float64Var(*float64, string, float64, string)
+	Var(v flagValue, name, usage string)
+}) {
+}
+
+type flagValue interface {
+	String() string
+	Set(string) error
+}
+
+func runSimulate(ctx context.Context, e *env, args []string) error {
+	var f scenarioFlags
+	var format string
+	var timeout time.Duration
+	var maxEvents int64
+	var progress bool
+	fs := newFlagSet("simulate")
+	fs.StringVar(&f.file, "scenario", "", "scenario file (YAML or JSON); without it the built-in default runs")
+	fs.StringVar(&format, "output", "table", "output format: table|json")
+	fs.Int64Var(&f.seed, "seed", 0, "workload seed (overrides workload.seed)")
+	fs.StringVar(&f.model, "model", "", "override model")
+	fs.StringVar(&f.gpu, "gpu", "", "override gpu")
+	fs.IntVar(&f.tp, "tp", 0, "override tp")
+	fs.IntVar(&f.replicas, "replicas", 0, "override replicas")
+	fs.IntVar(&f.requests, "requests", 0, "override workload.requests")
+	fs.Float64Var(&f.rate, "rate-rps", 0, "override workload.arrival.rate_rps")
+	fs.Var(&f.sets, "set", "override any scenario field: --set engine.max_num_seqs=128 (repeatable)")
+	fs.StringVar(&f.calibration, "calibration", "", "step-time profile from `headroom calibrate` (overrides the scenario's)")
+	fs.StringVar(&f.catalogDir, "catalog-dir", "", "directory of extra catalog entries")
+	fs.DurationVar(&timeout, "timeout", 0, "stop the simulation after this wall time (0 = none)")
+	fs.Int64Var(&maxEvents, "max-events", 0, "stop the simulation after this many events (0 = default limit)")
+	fs.BoolVar(&progress, "progress", false, "print progress to stderr")
+	pos, err := parseFlags(fs, args, e.stdout)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return usagef("unexpected argument %q", pos[0])
+	}
+	if err := outputFormat(format); err != nil {
+		return err
+	}
+	cat, err := loadCatalog(e, f.catalogDir)
+	if err != nil {
+		return err
+	}
+	res, sc, err := loadScenario(e, cat, &f)
+	if err != nil {
+		return err
+	}
+	res.Config.MaxEvents = maxEvents
+	if timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, timeout)
+		defer cancel()
+	}
+	var opts []sim.Option
+	if progress {
+		opts = append(opts, sim.WithProgress(func(p float64) { fmt.Fprintf(e.stderr, "\rsimulating: %3.0f%%", 100*p) }))
+	}
+	rep, err := sim.Run(ctx, res.Config, opts...)
+	if progress {
+		fmt.Fprintln(e.stderr)
+	}
+	if err != nil {
+		return err
+	}
+	if format == "json" {
+		return writeJSON(e.stdout, rep)
+	}
+	writeReportTable(e.stdout, sc, res, rep)
+	return nil
+}
+
+// loadScenario reads the scenario (or the default), applies the flag
+// overrides and resolves it; file references are relative to the
+// scenario's directory.
+func loadScenario(e *env, cat *catalogs.Catalog, f *scenarioFlags) (*scenario.Resolved, *scenario.Scenario, error) {
+	var sets []string
+	add := func(cond bool, k string, v any) {
+		if cond {
+			sets = append(sets, fmt.Sprintf("%s=%v", k, v))
+		}
+	}
+	add(f.model != "", "model", f.model)
+	add(f.gpu != "", "gpu", f.gpu)
+	add(f.tp != 0, "tp", f.tp)
+	add(f.replicas != 0, "replicas", f.replicas)
+	add(f.requests != 0, "workload.requests", f.requests)
+	add(f.rate != 0, "workload.arrival.rate_rps", f.rate)
+	add(f.seed != 0, "workload.seed", f.seed)
+	add(f.calibration != "", "calibration", f.calibration)
+	sets = append(sets, f.sets...)
+
+	name, dir := "default scenario", "."
+	var doc []byte
+	if f.file != "" {
+		b, err := os.ReadFile(f.file)
+		if err != nil {
+			return nil, nil, usagef("--scenario: %v", err)
+		}
+		doc, name, dir = b, f.file, filepath.Dir(f.file)
+	}
+	var sc scenario.Scenario
+	var err error
+	if f.file == "" && len(sets) == 0 {
+		sc = scenario.Default()
+	} else {
+		if f.file == "" {
+			doc = []byte("model: llama-3.1-8b\ngpu: h100-sxm\n")
+		}
+		if len(sets) > 0 {
+			if doc, err = applySets(doc, sets); err != nil {
+				return nil, nil, err
+			}
+			name += " (with overrides)"
+		}
+		if sc, err = scenario.Decode(strings.NewReader(string(doc)), name); err != nil {
+			return nil, nil, usagef("%v", err)
+		}
+	}
+	env := scenario.Env{
+		Catalog: cat,
+		Open: func(p string) (io.ReadCloser, error) {
+			if !filepath.IsAbs(p) {
+				p = filepath.Join(dir, p)
+			}
+			return os.Open(p)
+		},
+		Calibration: func(ref string) (*steptime.Profile, error) {
+			p := ref
+			if !filepath.IsAbs(p) && f.calibration == "" {
+				p = filepath.Join(dir, p)
+			}
+			return loadProfileFile(p)
+		},
+	}
+	res, err := sc.Resolve(env)
+	if err != nil {
+		return nil, &sc, scenarioError(err)
+	}
+	return res, &sc, nil
+}
+
+// scenarioError maps resolution errors to exit codes: infeasible
+// configurations exit 3, bad values and unknown ids exit 2.
+func scenarioError(err error) error {
+	var fe *hardware.FieldError
+	switch {
+	case errors.Is(err, memory.ErrDoesNotFit):
+		return &infeasibleError{err.Error()}
+	case errors.As(err, &fe):
+		return usagef("%s: %s", fe.Field, fe.Reason)
+	case errors.Is(err, catalogs.ErrUnknownGPU), errors.Is(err, catalogs.ErrUnknownModel):
+		return usagef("%v", err)
+	}
+	return usagef("%v", err)
+}
+
+// applySets merges path=value overrides into a YAML document.
+func applySets(doc []byte, sets []string) ([]byte, error) {
+	root := map[string]any{}
+	if len(strings.TrimSpace(string(doc))) > 0 {
+		if err := yaml.Unmarshal(doc, &root); err != nil {
+			return nil, usagef("scenario: %v", err)
+		}
+		if root == nil {
+			root = map[string]any{}
+		}
+	}
+	for _, s := range sets {
+		path, val, ok := strings.Cut(s, "=")
+		if !ok || path == "" {
+			return nil, usagef("--set: %q is not path=value", s)
+		}
+		var v any
+		if err := yaml.Unmarshal([]byte(val), &v); err != nil {
+			return nil, usagef("--set %s: %v", path, err)
+		}
+		keys := strings.Split(path, ".")
+		m := root
+		for _, k := range keys[:len(keys)-1] {
+			next, ok := m[k].(map[string]any)
+			if !ok {
+				next = map[string]any{}
+				m[k] = next
+			}
+			m = next
+		}
+		m[keys[len(keys)-1]] = v
+	}
+	return yaml.Marshal(root)
+}
+
+func writeReportTable(w io.Writer, sc *scenario.Scenario, res *scenario.Resolved, r *sim.Report) {
+	cfg := &res.Config
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "Scenario\t%s on %d× %s (tp %d) × %d replica(s), weights %s, KV %s\n", r.Model, cfg.TP, r.GPU, cfg.TP, r.Replicas, cfg.Precision.Weights, cfg.Precision.KV)
+	fmt.Fprintf(tw, "Engine\tmax_num_seqs %d, max_num_batched_tokens %d, KV blocks/GPU %d × %d tokens, chunked prefill %v, prefix caching %v\n",
+		cfg.Engine.MaxNumSeqs, cfg.Engine.MaxNumBatchedTokens, r.KVCache.NumGPUBlocks, cfg.Engine.BlockSize, cfg.Engine.EnableChunkedPrefill, cfg.Engine.EnablePrefixCaching)
+	fmt.Fprintf(tw, "Requests\t%d completed, %d rejected in %.1f s simulated (%d steps)\n", r.Requests.Completed, r.Requests.Rejected, r.DurationS, r.Simulation.Steps)
+	fmt.Fprintln(tw)
+	fmt.Fprintln(tw, "Latency (ms)\tmean\tp50\tp90\tp95\tp99\tp99.9\tmax")
+	row := func(name string, s stats.Summary) {
+		fmt.Fprintf(tw, "%s\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\n", name, s.Mean, s.P50, s.P90, s.P95, s.P99, s.P999, s.Max)
+	}
+	row("TTFT", r.TTFTMS)
+	row("TPOT", r.TPOTMS)
+	row("ITL", r.ITLMS)
+	row("E2E", r.E2EMS)
+	row("queue", r.QueueMS)
+	fmt.Fprintln(tw)
+	t := r.Throughput
+	fmt.Fprintf(tw, "Throughput\t%.2f req/s, %.0f input tok/s, %.0f output tok/s, %.0f total tok/s\n", t.RequestsPerS, t.InputTokensPerS, t.OutputTokensPerS, t.TotalTokensPerS)
+	fmt.Fprintf(tw, "KV cache\tpeak %.1f%%, mean %.1f%% of %d blocks; %d preemptions; prefix-cache hit ratio %.1f%%; max running %d\n",
+		100*r.KVCache.PeakUsageRatio, 100*r.KVCache.MeanUsageRatio, r.KVCache.NumGPUBlocks, r.Preemptions, 100*r.PrefixCacheHitRatio, r.MaxRunning)
+	fl := r.Fluency
+	fmt.Fprintf(tw, "Fluency\tITL CV %.2f, %d stalls > %.0f ms, longest %.0f ms\n", fl.ITLCV, fl.Stalls, fl.StallThresholdMS, fl.LongestStallMS)
+	if r.SLA != nil {
+		verdict := "MET"
+		if !r.SLA.Met {
+			verdict = "MISSED"
+		}
+		fmt.Fprintf(tw, "SLA\t%s, goodput %.2f req/s\n", verdict, *r.GoodputRPS)
+		for _, c := range r.SLA.Checks {
+			mark := "ok"
+			if !c.Met {
+				mark = "MISSED"
+			}
+			fmt.Fprintf(tw, "  %s %s\t%.1f ms (limit %.1f) %s\n", c.Metric, c.Quantile, c.ValueMS, c.LimitMS, mark)
+		}
+	}
+	for _, st := range r.Stages {
+		load := fmt.Sprintf("%.2f req/s", st.RateRPS)
+		if st.Concurrency > 0 {
+			load = fmt.Sprintf("concurrency %d", st.Concurrency)
+		}
+		fmt.Fprintf(tw, "Stage %d\t%s for %.0f s: %d done, TTFT p50/p99 %.0f/%.0f ms, TPOT p50/p99 %.1f/%.1f ms, %.0f output tok/s\n",
+			st.Index, load, st.DurationS, st.Requests.Completed, st.TTFTMS.P50, st.TTFTMS.P99, st.TPOTMS.P50, st.TPOTMS.P99, st.Throughput.OutputTokensPerS)
+	}
+	tw.Flush()
+}

@@ -1,0 +1,207 @@
+package models
+
+import "github.com/headroom-sim/headroom/hardware"
+
+// ParamCounts breaks a model's parameters down by component.
+type ParamCounts struct {
+	Embedding     int64 `json:"embedding"`
+	LMHead        int64 `json:"lm_head"` // 0 when tied to the embedding
+	Attention     int64 `json:"attention"`
+	DenseMLP      int64 `json:"dense_mlp"`
+	RoutedExperts int64 `json:"routed_experts"`
+	SharedExperts int64 `json:"shared_experts"`
+	Router        int64 `json:"router"`
+	Norms         int64 `json:"norms"`
+	Total         int64 `json:"total"`
+	// Active is what one token touches: everything but the routed experts
+	// it is not sent to.
+	Active int64 `json:"active"`
+}
+
+// attentionParamsPerLayer counts the attention projections of one layer,
+// with kvHeads key/value heads (the full count, or one rank's share).
+func (m *Model) attentionParamsPerLayer(headsFrac float64, kvHeads int) (sharded, replicated int64) {
+	h := int64(m.HiddenSize)
+	if a := m.MLA; a != nil {
+		heads := float64(m.NumHeads) * headsFrac
+		qk := int64(a.QKNopeHeadDim + a.QKRopeHeadDim)
+		var q float64
+		if a.QLoRARank > 0 {
+			// q_a_proj (replicated) + q_a_layernorm + q_b_proj (split by heads)
+			replicated += h*int64(a.QLoRARank) + int64(a.QLoRARank)
+			q = float64(int64(a.QLoRARank)*qk) * heads
+		} else {
+			q = float64(h*qk) * heads
+		}
+		// kv_a_proj_with_mqa (replicated) + kv_a_layernorm
+		replicated += h*int64(a.KVLoRARank+a.QKRopeHeadDim) + int64(a.KVLoRARank)
+		kvb := float64(int64(a.KVLoRARank)*int64(a.QKNopeHeadDim+a.VHeadDim)) * heads
+		o := float64(int64(a.VHeadDim)*h) * heads
+		return int64(q + kvb + o), replicated
+	}
+	qdim := float64(m.QDim()) * headsFrac
+	kvdim := int64(kvHeads * m.HeadDim)
+	proj := int64(qdim)*h*2 + 2*h*kvdim // q, o, k, v
+	if m.AttentionBias {
+		proj += int64(qdim) + 2*kvdim
+		replicated += h // o bias
+	}
+	return proj, replicated
+}
+
+func (m *Model) normsPerLayer() int64 { return 2 * int64(m.HiddenSize) }
+
+func (m *Model) sharedExpertSize() int64 {
+	e := m.MoE
+	if e.SharedExpertIntermediateSize > 0 {
+		return int64(e.SharedExpertIntermediateSize)
+	}
+	return int64(e.ExpertIntermediateSize)
+}
+
+func (m *Model) expertParams() int64 {
+	e := m.MoE
+	h, ie := int64(m.HiddenSize), int64(e.ExpertIntermediateSize)
+	p := 3 * h * ie
+	if e.ExpertBias {
+		p += 2*ie + h
+	}
+	return p
+}
+
+// Params counts parameters by component, for the whole model. Multi-token
+// prediction heads that engines do not load by default are not counted.
+func (m *Model) Params() ParamCounts {
+	h := int64(m.HiddenSize)
+	L := int64(m.NumLayers)
+	var c ParamCounts
+	c.Embedding = int64(m.VocabSize) * h
+	if !m.TieWordEmbeddings {
+		c.LMHead = c.Embedding
+	}
+	sh, rep := m.attentionParamsPerLayer(1, m.NumKVHeads)
+	c.Attention = L * (sh + rep)
+	c.Norms = L*m.normsPerLayer() + h
+	c.DenseMLP = int64(m.NumDenseLayers()) * 3 * h * int64(m.IntermediateSize)
+	var activeExperts int64
+	if e := m.MoE; e != nil {
+		ml := int64(m.NumMoELayers())
+		c.RoutedExperts = ml * int64(e.NumExperts) * m.expertParams()
+		c.SharedExperts = ml * int64(e.NumSharedExperts) * 3 * h * m.sharedExpertSize()
+		c.Router = ml * h * int64(e.NumExperts)
+		if e.ExpertBias {
+			c.Router += ml * int64(e.NumExperts)
+		}
+		activeExperts = ml * int64(e.NumExpertsPerTok) * m.expertParams()
+	}
+	c.Total = c.Embedding + c.LMHead + c.Attention + c.DenseMLP + c.RoutedExperts + c.SharedExperts + c.Router + c.Norms
+	c.Active = c.Total - c.RoutedExperts + activeExperts
+	return c
+}
+
+// Precision is the storage type of each part of a served model.
+type Precision struct {
+	// Weights of the linear layers. Embeddings, the LM head and norms stay in
+	// Activations, as vLLM keeps them for fp8, int8 and int4 checkpoints.
+	Weights hardware.DType `json:"weights"`
+	// Experts is the storage type of routed experts; empty means Weights.
+	Experts hardware.DType `json:"experts,omitempty"`
+	// KV is the KV-cache element type.
+	KV hardware.DType `json:"kv_cache"`
+	// Activations is the compute dtype (the checkpoint's torch_dtype).
+	Activations hardware.DType `json:"activations"`
+}
+
+// ExpertDType is the storage type of routed experts.
+func (p Precision) ExpertDType() hardware.DType {
+	if p.Experts != "" {
+		return p.Experts
+	}
+	return p.Weights
+}
+
+// DefaultPrecision is how the checkpoint is served when nothing is
+// overridden: its own quantisation if it has one, else torch_dtype, and a
+// KV cache in the activation type.
+func (m *Model) DefaultPrecision() Precision {
+	p := Precision{Weights: m.DType, KV: m.DType, Activations: m.DType}
+	if q := m.Quantization; q != nil {
+		if q.ExpertsOnly {
+			p.Experts = q.DType
+		} else {
+			p.Weights = q.DType
+		}
+	}
+	return p
+}
+
+// ResolvePrecision applies the user's choices to the checkpoint defaults.
+// weights "" keeps the checkpoint's; kv "" or "auto" follows the weights
+// (16-bit for integer weights, as integer KV needs its own calibration).
+func (m *Model) ResolvePrecision(weights, kv hardware.DType) Precision {
+	p := m.DefaultPrecision()
+	if weights != "" {
+		p.Weights, p.Experts = weights, ""
+	}
+	switch {
+	case kv != "" && kv != "auto":
+		p.KV = kv
+	case p.Weights == hardware.FP8:
+		p.KV = hardware.FP8
+	default:
+		p.KV = p.Activations
+	}
+	return p
+}
+
+// KVHeadsPerRank is how many KV heads each of tp ranks holds: heads are
+// split while there are enough, and replicated once tp exceeds them (vLLM
+// gives every rank one head then).
+func (m *Model) KVHeadsPerRank(tp int) int {
+	if tp <= 1 {
+		return m.NumKVHeads
+	}
+	if m.NumKVHeads >= tp {
+		return (m.NumKVHeads + tp - 1) / tp
+	}
+	return 1
+}
+
+// vocabPerRank is the vocabulary rows one rank holds: vLLM pads the
+// vocabulary to a multiple of 64 and splits it evenly.
+func (m *Model) vocabPerRank(tp int) int64 {
+	v := (int64(m.VocabSize) + 63) / 64 * 64
+	t := int64(max(tp, 1))
+	return (v + t - 1) / t
+}
+
+// WeightBytesPerGPU is the weight memory of one tensor-parallel rank in
+// bytes, including the rotary cos/sin cache vLLM allocates next to the
+// weights (max_position_embeddings × rotary dim, in the activation dtype):
+// what vLLM logs as "Model loading took … GiB".
+func (m *Model) WeightBytesPerGPU(p Precision, tp int) float64 {
+	tp = max(tp, 1)
+	h := int64(m.HiddenSize)
+	act := p.Activations.Bytes()
+	w := p.Weights.WeightBytes()
+	frac := 1 / float64(tp)
+
+	emb := float64(m.vocabPerRank(tp) * h)
+	if !m.TieWordEmbeddings {
+		emb *= 2
+	}
+	sh, rep := m.attentionParamsPerLayer(frac, m.KVHeadsPerRank(tp))
+	L := float64(m.NumLayers)
+	linear := L*float64(sh) + float64(m.NumDenseLayers())*3*float64(h)*float64(m.IntermediateSize)*frac
+	replicated := L*float64(rep) + float64(int64(m.NumLayers)*m.normsPerLayer()+h)
+	bytes := emb*act + linear*w + replicated*act
+	if e := m.MoE; e != nil {
+		ml := float64(m.NumMoELayers())
+		experts := ml * float64(e.NumExperts) * float64(m.expertParams()) * frac
+		shared := ml * float64(e.NumSharedExperts) * 3 * float64(h) * float64(m.sharedExpertSize()) * frac
+		router := ml * float64(h) * float64(e.NumExperts)
+		bytes += experts*p.ExpertDType().WeightBytes() + shared*w + router*act
+	}
+	bytes += float64(m.MaxPositions) * float64(m.RopeDim()) * act
+	return bytes
+}

@@ -1,0 +1,106 @@
+package sim
+
+import (
+	"fmt"
+	"log/slog"
+
+	"github.com/headroom-sim/headroom/hardware"
+	"github.com/headroom-sim/headroom/models"
+	"github.com/headroom-sim/headroom/sim/engine"
+	"github.com/headroom-sim/headroom/sim/steptime"
+	"github.com/headroom-sim/headroom/sim/workload"
+)
+
+// Routers pick the replica a request goes to.
+const (
+	RouterRoundRobin       = "round_robin"
+	RouterLeastOutstanding = "least_outstanding"
+	RouterLeastKV          = "least_kv"
+)
+
+// Config is everything one simulation run needs, resolved: catalog entries
+// looked up, engine defaults filled, files already read.
+type Config struct {
+	Model     *models.Model
+	GPU       *hardware.GPU
+	Precision models.Precision
+	TP        int
+	Replicas  int
+	Router    string
+	// Engine must be resolved (engine.Config.Resolve).
+	Engine engine.Config
+	// NumGPUBlocks is the KV-cache block count of each replica's GPUs
+	// (from package memory, or a logged count).
+	NumGPUBlocks int
+	// BlockUnits gives the blocks one sequence of n tokens holds;
+	// nil means ceil(n / block_size).
+	BlockUnits func(n int) int
+	// BlockBytes is one block's size on one GPU (for swap transfers).
+	BlockBytes float64
+	Profile    steptime.Profile
+	// NetworkRTTMS is the client–server round trip added to end-to-end
+	// TTFT and E2E.
+	NetworkRTTMS float64
+
+	Workload Workload
+	SLA      *SLA
+	Report   ReportOptions
+	Seed     uint64
+	// MaxEvents bounds the run (0 = DefaultMaxEvents).
+	MaxEvents int64
+	Logger    *slog.Logger
+}
+
+// DefaultMaxEvents bounds a run whose Config sets no limit.
+const DefaultMaxEvents = 2_000_000_000
+
+// Workload is the resolved traffic of a run.
+type Workload struct {
+	// Requests is the total number of requests (turns count one each);
+	// 0 lets the stages or the trace decide.
+	Requests int
+	Arrival  workload.ArrivalSpec
+	// MaxConcurrency caps requests in flight at the client (0 = none).
+	MaxConcurrency int
+	Stages         []workload.StageSpec
+	Input, Output  workload.LengthSampler
+	SharedPrefix   *workload.SharedPrefixSpec
+	MultiTurn      *workload.MultiTurnSpec
+	// Trace replaces Arrival, Input and Output when set.
+	Trace []workload.TraceRecord
+}
+
+// ReportOptions control what a run reports.
+type ReportOptions struct {
+	StallThresholdMS float64
+	Timeseries       bool
+}
+
+// SLA is a set of per-metric latency bounds in milliseconds, each on a
+// named quantile ("p50", "p99", "mean" …) of the run's distribution.
+type SLA struct {
+	TTFTMS map[string]float64 `json:"ttft_ms,omitempty" yaml:"ttft_ms"`
+	TPOTMS map[string]float64 `json:"tpot_ms,omitempty" yaml:"tpot_ms"`
+	ITLMS  map[string]float64 `json:"itl_ms,omitempty" yaml:"itl_ms"`
+	E2EMS  map[string]float64 `json:"e2e_ms,omitempty" yaml:"e2e_ms"`
+}
+
+func (c *Config) validate() error {
+	switch {
+	case c.Model == nil || c.GPU == nil:
+		return fmt.Errorf("sim: model and gpu are required")
+	case c.TP < 1:
+		return &hardware.FieldError{Field: "tp", Reason: "must be >= 1"}
+	case c.Replicas < 1:
+		return &hardware.FieldError{Field: "replicas", Reason: "must be >= 1"}
+	case c.NumGPUBlocks < 1:
+		return &hardware.FieldError{Field: "engine.num_gpu_blocks_override", Reason: "the KV cache has no blocks"}
+	case c.Router != RouterRoundRobin && c.Router != RouterLeastOutstanding && c.Router != RouterLeastKV:
+		return &hardware.FieldError{Field: "router", Reason: fmt.Sprintf("%q is not round_robin, least_outstanding or least_kv", c.Router)}
+	case c.NetworkRTTMS < 0:
+		return &hardware.FieldError{Field: "network_rtt_ms", Reason: "must be >= 0"}
+	case c.Workload.Trace == nil && (c.Workload.Input == nil || c.Workload.Output == nil):
+		return fmt.Errorf("sim: workload needs input and output length samplers or a trace")
+	}
+	return nil
+}

@@ -1,0 +1,22 @@
+// Package sim is Headroom's discrete-event simulator of vLLM-style LLM
+// serving: replicas behind a router, each an engine with a paged KV cache
+// (prefix caching with block hashes, reference counts and LRU eviction), a
+// vLLM V1 scheduler (running requests first, chunked prefill under a token
+// budget, preemption by recompute or swap) or the older prefill-first V0
+// policy, and a physics step-time model (package steptime).
+//
+// The core is pure and deterministic: time is an integer nanosecond clock,
+// events are ordered by (time, kind, sequence number), randomness comes
+// from seeded streams, one per subsystem, and Run takes a context and a
+// limit on events. File and network I/O live in the callers.
+//
+// Reading order: config.go (what a run needs), simulate.go (the event
+// loop), driver.go (clients and arrivals), replica.go and scheduler.go (one
+// engine), kvcache.go (blocks and prefix cache), request.go, metrics.go and
+// report.go (what a run reports).
+//
+// Sub-packages: engine (settings and vLLM defaults), memory (start-up KV
+// block count), steptime (step-time model), workload (distributions and
+// traces), stats (quantiles and histograms), scenario (the public input
+// schema).
+package sim

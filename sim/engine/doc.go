@@ -1,0 +1,6 @@
+// Package engine holds the settings of the simulated vLLM engine (the
+// scenario's `engine:` section), vLLM's defaults for them (which depend on
+// the GPU), and their validation.
+//
+// Reading order: config.go.
+package engine

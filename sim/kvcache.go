@@ -1,0 +1,235 @@
+package sim
+
+// kvCache is one replica's paged KV cache: a pool of physical blocks, a
+// free queue ordered by eviction priority, and (with prefix caching) a map
+// from block content hash to the block holding it, as vLLM V1's BlockPool.
+//
+// Invariant (checked by tests): blocks referenced by at least one request
+// plus blocks in the free queue = total.
+type kvCache struct {
+	bs      int
+	total   int
+	caching bool
+	// units gives the blocks a sequence of n tokens holds (ceil(n/bs), or
+	// capped for sliding-window models).
+	units func(n int) int
+
+	blocks  []kvBlock
+	head    int32 // first block to evict/reuse; -1 when empty
+	tail    int32
+	numFree int
+	byHash  map[uint64]int32
+
+	hitTokens, queryTokens int64
+	hits                   []int32 // scratch for lookup
+}
+
+type kvBlock struct {
+	hash       uint64
+	hashed     bool
+	ref        int32
+	prev, next int32 // free-queue links, -1 at the ends; prev = -2 when not queued
+}
+
+const notQueued = -2
+
+func newKVCache(total, blockSize int, caching bool, units func(int) int) *kvCache {
+	c := &kvCache{bs: blockSize, total: total, caching: caching, units: units,
+		blocks: make([]kvBlock, total), head: -1, tail: -1}
+	if caching {
+		c.byHash = make(map[uint64]int32)
+	}
+	for i := range c.blocks {
+		c.blocks[i].prev = notQueued
+		c.pushTail(int32(i))
+	}
+	return c
+}
+
+func (c *kvCache) pushTail(b int32) {
+	blk := &c.blocks[b]
+	blk.prev, blk.next = c.tail, -1
+	if c.tail >= 0 {
+		c.blocks[c.tail].next = b
+	} else {
+		c.head = b
+	}
+	c.tail = b
+	c.numFree++
+}
+
+func (c *kvCache) unlink(b int32) {
+	blk := &c.blocks[b]
+	if blk.prev >= 0 {
+		c.blocks[blk.prev].next = blk.next
+	} else {
+		c.head = blk.next
+	}
+	if blk.next >= 0 {
+		c.blocks[blk.next].prev = blk.prev
+	} else {
+		c.tail = blk.prev
+	}
+	blk.prev, blk.next = notQueued, -1
+	c.numFree--
+}
+
+// usage is the fraction of blocks referenced by requests (vLLM's
+// kv_cache_usage_perc: cached but unreferenced blocks count as free).
+func (c *kvCache) usage() float64 { return 1 - float64(c.numFree)/float64(c.total) }
+
+// ensureHashes computes the chain hashes of r's full blocks up to n tokens.
+func (c *kvCache) ensureHashes(r *request, n int) {
+	full := n / c.bs
+	for len(r.hashes) < full {
+		prev := uint64(0x51ed270b1a5c0de)
+		if k := len(r.hashes); k > 0 {
+			prev = r.hashes[k-1]
+		}
+		r.hashes = append(r.hashes, mix(prev, r.blockContent(c.bs)))
+	}
+}
+
+// blockContent hashes the next bs tokens of r's sequence (prompt segments,
+// then its output), advancing r.hashPos.
+func (r *request) blockContent(bs int) uint64 {
+	h := uint64(0)
+	need := bs
+	for need > 0 {
+		var id uint64
+		var segLen int
+		if r.hashPos.seg < len(r.segs) {
+			s := r.segs[r.hashPos.seg]
+			id, segLen = s.id, s.len
+		} else {
+			id, segLen = r.outSeg, 1<<62
+		}
+		take := min(need, segLen-r.hashPos.off)
+		h = mix(mix(mix(h, id), uint64(r.hashPos.off)), uint64(take))
+		need -= take
+		r.hashPos.off += take
+		if r.hashPos.off == segLen {
+			r.hashPos.seg++
+			r.hashPos.off = 0
+		}
+	}
+	return h
+}
+
+// lookup returns the cached blocks holding r's leading tokens. At least one
+// token is always left to compute, as in vLLM.
+func (c *kvCache) lookup(r *request) []int32 {
+	c.hits = c.hits[:0]
+	if !c.caching {
+		return c.hits
+	}
+	n := r.numTokens()
+	c.queryTokens += int64(n)
+	maxHit := (n - 1) / c.bs
+	c.ensureHashes(r, maxHit*c.bs)
+	for i := 0; i < maxHit; i++ {
+		b, ok := c.byHash[r.hashes[i]]
+		if !ok {
+			break
+		}
+		c.hits = append(c.hits, b)
+	}
+	c.hitTokens += int64(len(c.hits) * c.bs)
+	return c.hits
+}
+
+// allocate gives r the blocks to hold upto tokens, first taking the cached
+// blocks in hits (which must follow r's current table). It changes nothing
+// and returns false when the free blocks do not suffice.
+func (c *kvCache) allocate(r *request, hits []int32, upto int) bool {
+	need := c.units(upto) - len(r.blocks) - len(hits)
+	touch := 0
+	for _, b := range hits {
+		if c.blocks[b].ref == 0 {
+			touch++
+		}
+	}
+	if max(need, 0)+touch > c.numFree {
+		return false
+	}
+	for _, b := range hits {
+		blk := &c.blocks[b]
+		if blk.ref == 0 {
+			c.unlink(b)
+		}
+		blk.ref++
+		r.blocks = append(r.blocks, b)
+	}
+	r.cached += len(hits)
+	for ; need > 0; need-- {
+		b := c.head
+		c.unlink(b)
+		blk := &c.blocks[b]
+		if blk.hashed {
+			delete(c.byHash, blk.hash)
+			blk.hashed = false
+		}
+		blk.ref = 1
+		r.blocks = append(r.blocks, b)
+	}
+	return true
+}
+
+// commit registers r's newly completed full blocks in the prefix cache.
+func (c *kvCache) commit(r *request) {
+	if !c.caching {
+		return
+	}
+	full := min(r.computed/c.bs, len(r.blocks))
+	if full <= r.cached {
+		return
+	}
+	c.ensureHashes(r, full*c.bs)
+	for i := r.cached; i < full; i++ {
+		h := r.hashes[i]
+		if _, dup := c.byHash[h]; dup {
+			continue
+		}
+		blk := &c.blocks[r.blocks[i]]
+		if blk.hashed {
+			continue
+		}
+		blk.hash, blk.hashed = h, true
+		c.byHash[h] = r.blocks[i]
+	}
+	r.cached = full
+}
+
+// release drops r's references, tail blocks first so they are evicted
+// first (vLLM frees a request's blocks in reverse order).
+func (c *kvCache) release(r *request) {
+	for i := len(r.blocks) - 1; i >= 0; i-- {
+		b := r.blocks[i]
+		blk := &c.blocks[b]
+		blk.ref--
+		if blk.ref == 0 {
+			c.pushTail(b)
+		}
+	}
+	r.blocks = r.blocks[:0]
+	r.cached = 0
+}
+
+// referenced counts blocks with at least one reference (for invariants).
+func (c *kvCache) referenced() int {
+	n := 0
+	for i := range c.blocks {
+		if c.blocks[i].ref > 0 {
+			n++
+		}
+	}
+	return n
+}
+
+// mix combines a hash with a value (splitmix64 finaliser).
+func mix(h, v uint64) uint64 {
+	z := h ^ (v + 0x9e3779b97f4a7c15 + (h << 6) + (h >> 2))
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
+	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
+	return z ^ (z >> 31)
+}

@@ -1,0 +1,148 @@
+package sim
+
+import (
+	"github.com/headroom-sim/headroom/sim/stats"
+)
+
+// sample holds one completed request's metrics, in milliseconds.
+type sample struct {
+	ttft, serverTTFT, tpot, e2e, queue, prefill, decode float64
+	input, output                                       int
+	preemptions                                         int32
+	finish                                              Time
+	hasTPOT                                             bool
+}
+
+// collector gathers the metrics of one group of requests (the whole run or
+// one stage).
+type collector struct {
+	samples  []sample
+	itl      *stats.Histogram // token-weighted inter-token latencies, ms
+	stalls   int64
+	inTokens int64
+	outTok   int64
+	// token counts produced inside the group's time window (stages)
+	rejected map[string]int
+}
+
+func newCollector() *collector {
+	return &collector{itl: stats.NewHistogram(), rejected: map[string]int{}}
+}
+
+// metrics records what a run observes.
+type metrics struct {
+	all       *collector
+	stages    []*collector
+	stallNS   Time
+	rtt       Time
+	firstSent Time
+	lastDone  Time
+	started   bool
+	// time series, one point per simulated second
+	series []TimePoint
+	// tokens produced per second bucket
+	secOut, secIn []int64
+}
+
+func newMetrics(stages int, stallMS float64, rtt Time) *metrics {
+	m := &metrics{all: newCollector(), stallNS: Time(stallMS * nsPerMS), rtt: rtt}
+	for range stages {
+		m.stages = append(m.stages, newCollector())
+	}
+	return m
+}
+
+func (m *metrics) stage(r *request) *collector {
+	if int(r.stage) < len(m.stages) {
+		return m.stages[r.stage]
+	}
+	return nil
+}
+
+func (m *metrics) sent(t Time) {
+	if !m.started || t < m.firstSent {
+		m.firstSent, m.started = t, true
+	}
+}
+
+// bucket grows a per-second counter slice to hold second s.
+func bucket(xs []int64, s int) []int64 {
+	for len(xs) <= s {
+		xs = append(xs, 0)
+	}
+	return xs
+}
+
+// token records one output token of r at time t (engine clock).
+func (m *metrics) token(r *request, t Time) {
+	s := int(t / nsPerSecond)
+	m.secOut = bucket(m.secOut, s)
+	m.secOut[s]++
+	if r.generated == 1 {
+		r.firstToken = t
+		r.lastToken = t
+		return
+	}
+	gap := t - r.lastToken
+	r.lastToken = t
+	g := float64(gap) / nsPerMS
+	m.all.itl.Add(g, 1)
+	stalled := gap > m.stallNS
+	if stalled {
+		m.all.stalls++
+	}
+	if c := m.stage(r); c != nil {
+		c.itl.Add(g, 1)
+		if stalled {
+			c.stalls++
+		}
+	}
+}
+
+// prompt records n prompt tokens computed at time t.
+func (m *metrics) prompt(n int, t Time) {
+	s := int(t / nsPerSecond)
+	m.secIn = bucket(m.secIn, s)
+	m.secIn[s] += int64(n)
+}
+
+// finish records a completed request at time t (engine clock).
+func (m *metrics) finish(r *request, t Time) {
+	ms := func(d Time) float64 { return float64(d) / nsPerMS }
+	s := sample{
+		serverTTFT:  ms(r.firstToken - r.arrival),
+		ttft:        ms(r.firstToken - r.arrival + m.rtt),
+		e2e:         ms(t - r.arrival + m.rtt),
+		queue:       ms(r.scheduled - r.arrival),
+		prefill:     ms(r.firstToken - r.scheduled),
+		decode:      ms(t - r.firstToken),
+		input:       r.input,
+		output:      r.output,
+		preemptions: r.preemptions,
+		finish:      t,
+	}
+	if r.output > 1 {
+		s.tpot = s.decode / float64(r.output-1)
+		s.hasTPOT = true
+	}
+	done := t + m.rtt/2
+	if done > m.lastDone {
+		m.lastDone = done
+	}
+	for _, c := range []*collector{m.all, m.stage(r)} {
+		if c == nil {
+			continue
+		}
+		c.samples = append(c.samples, s)
+		c.inTokens += int64(r.input)
+		c.outTok += int64(r.output)
+	}
+}
+
+// reject records a request the engine refuses.
+func (m *metrics) reject(r *request, reason string) {
+	m.all.rejected[reason]++
+	if c := m.stage(r); c != nil {
+		c.rejected[reason]++
+	}
+}

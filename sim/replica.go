@@ -1,0 +1,243 @@
+package sim
+
+import (
+	"github.com/headroom-sim/headroom/models"
+	"github.com/headroom-sim/headroom/sim/engine"
+	"github.com/headroom-sim/headroom/sim/steptime"
+)
+
+// replica is one engine (one model copy on TP GPUs).
+type replica struct {
+	id      int32
+	eng     *engine.Config
+	kv      *kvCache
+	model   *steptime.Model
+	window  int // the model's sliding window, for attention costs
+	waiting deque
+	running []*request
+
+	busy      bool
+	kickSent  bool
+	stepStart Time
+	sched     []scheduledSeq
+	batch     models.Batch
+	swapSec   float64 // swap transfers to add to the current step
+
+	// swap space
+	swapCap, swapUsed int
+	blockBytes        float64
+	pcieBytesPerSec   float64
+
+	// statistics
+	preemptions  int64
+	steps        int64
+	usageArea    float64 // ∫ usage dt, in usage·ns
+	usagePeak    float64
+	usageLast    float64
+	usageSince   Time
+	maxRunning   int
+	promptTokens int64 // prompt tokens computed (including recompute)
+}
+
+type scheduledSeq struct {
+	r       *request
+	n       int
+	prefill bool
+}
+
+// outstanding is the router's load measure: requests queued or running.
+func (rp *replica) outstanding() int { return rp.waiting.len() + len(rp.running) }
+
+// noteUsage integrates KV usage over time up to now.
+func (rp *replica) noteUsage(now Time) {
+	rp.usageArea += rp.usageLast * float64(now-rp.usageSince)
+	rp.usageSince = now
+	rp.usageLast = rp.kv.usage()
+	if rp.usageLast > rp.usagePeak {
+		rp.usagePeak = rp.usageLast
+	}
+}
+
+// add puts n tokens of r into the step being built.
+func (rp *replica) add(r *request, n int) {
+	if r.generated > 0 && n == 1 && r.computed == r.numTokens()-1 {
+		rp.sched = append(rp.sched, scheduledSeq{r, n, false})
+		rp.batch.AddDecode(r.computed+1, rp.window)
+		return
+	}
+	rp.sched = append(rp.sched, scheduledSeq{r, n, true})
+	rp.batch.AddPrefill(n, r.computed, rp.window, r.computed+n == r.numTokens())
+}
+
+// preempt evicts r from the running set: by swap when configured and the
+// swap space has room, else by recompute.
+func (rp *replica) preempt(r *request) {
+	rp.preemptions++
+	r.preemptions++
+	n := len(r.blocks)
+	if rp.eng.PreemptionMode == engine.PreemptSwap && rp.swapUsed+n <= rp.swapCap && n > 0 {
+		r.swapped = true
+		rp.swapUsed += n
+		rp.swapSec += float64(n) * rp.blockBytes / rp.pcieBytesPerSec
+		rp.kv.release(r)
+	} else {
+		rp.kv.release(r)
+		r.computed = 0
+	}
+	rp.waiting.pushFront(r)
+}
+
+// schedule builds the next step; it returns false when there is nothing to
+// run.
+func (rp *replica) schedule(now Time) bool {
+	rp.sched = rp.sched[:0]
+	rp.batch.Reset()
+	rp.swapSec = 0
+	if rp.eng.Scheduler == engine.SchedulerV0 && !rp.eng.EnableChunkedPrefill {
+		rp.scheduleV0(now)
+	} else {
+		rp.scheduleV1(now)
+	}
+	return len(rp.sched) > 0
+}
+
+// scheduleV1 follows vLLM V1's Scheduler.schedule: running requests first
+// (decodes take one token of budget, unfinished prefills continue), then
+// waiting requests in order while the token budget, max_num_seqs and free
+// blocks allow; no new admissions in a step that preempted.
+func (rp *replica) scheduleV1(now Time) {
+	e := rp.eng
+	budget := e.MaxNumBatchedTokens
+	thr := e.LongPrefillTokenThreshold
+	preempted := false
+	for i := 0; i < len(rp.running) && budget > 0; {
+		r := rp.running[i]
+		n := r.numTokens() - r.computed
+		if thr > 0 && n > thr {
+			n = thr
+		}
+		n = min(n, budget)
+		if n <= 0 {
+			i++
+			continue
+		}
+		ok := true
+		for !rp.kv.allocate(r, nil, r.computed+n) {
+			victim := rp.running[len(rp.running)-1]
+			rp.running = rp.running[:len(rp.running)-1]
+			rp.preempt(victim)
+			preempted = true
+			if victim == r {
+				ok = false
+				break
+			}
+		}
+		if !ok {
+			break
+		}
+		rp.add(r, n)
+		budget -= n
+		i++
+	}
+	if preempted {
+		return
+	}
+	for i := 0; i < rp.waiting.len() && budget > 0 && len(rp.running) < e.MaxNumSeqs; {
+		r := rp.waiting.at(i)
+		computed, hits := r.computed, []int32(nil)
+		if !r.swapped && r.computed == 0 {
+			hits = rp.kv.lookup(r)
+			computed = len(hits) * rp.kv.bs
+		}
+		n := r.numTokens() - computed
+		if thr > 0 && n > thr {
+			n = thr
+		}
+		if !e.EnableChunkedPrefill && n > budget {
+			i++ // vLLM skips a prompt that does not fit whole and tries the next
+			continue
+		}
+		n = min(n, budget)
+		if !rp.kv.allocate(r, hits, computed+n) {
+			break
+		}
+		rp.waiting.removeAt(i)
+		rp.admit(r, now, computed, len(hits))
+		rp.add(r, n)
+		budget -= n
+	}
+}
+
+// admit moves r into the running set.
+func (rp *replica) admit(r *request, now Time, computed, hitBlocks int) {
+	if r.swapped {
+		// Swap the KV back in over PCIe.
+		rp.swapUsed -= len(r.blocks)
+		rp.swapSec += float64(len(r.blocks)) * rp.blockBytes / rp.pcieBytesPerSec
+		r.swapped = false
+	} else if rp.kv.caching {
+		rp.kv.queryTokens += int64(r.numTokens())
+		rp.kv.hitTokens += int64(hitBlocks * rp.kv.bs)
+	}
+	if r.scheduled < 0 {
+		r.scheduled = now
+		r.hitTokens = computed
+	}
+	r.computed = computed
+	rp.running = append(rp.running, r)
+	if len(rp.running) > rp.maxRunning {
+		rp.maxRunning = len(rp.running)
+	}
+}
+
+// scheduleV0 is vLLM V0's default policy without chunked prefill: waiting
+// prompts first, whole, while the budget, max_num_seqs and free blocks
+// (keeping a 1% watermark) allow; a step with prefills runs no decodes.
+// Otherwise every running request decodes, preempting the most recently
+// admitted when blocks run out.
+func (rp *replica) scheduleV0(now Time) {
+	e := rp.eng
+	budget := e.MaxNumBatchedTokens
+	watermark := rp.kv.total / 100
+	for rp.waiting.len() > 0 && len(rp.running) < e.MaxNumSeqs {
+		r := rp.waiting.front()
+		computed, hits := r.computed, []int32(nil)
+		if !r.swapped && r.computed == 0 {
+			hits = rp.kv.lookup(r)
+			computed = len(hits) * rp.kv.bs
+		}
+		n := r.numTokens() - computed
+		if n > budget {
+			break
+		}
+		need := rp.kv.units(computed+n) - len(r.blocks)
+		if rp.kv.numFree-need < watermark || !rp.kv.allocate(r, hits, computed+n) {
+			break
+		}
+		rp.waiting.popFront()
+		rp.admit(r, now, computed, len(hits))
+		rp.add(r, n)
+		budget -= n
+	}
+	if len(rp.sched) > 0 {
+		return
+	}
+	for i := 0; i < len(rp.running); i++ {
+		r := rp.running[i]
+		n := r.numTokens() - r.computed
+		ok := true
+		for !rp.kv.allocate(r, nil, r.computed+n) {
+			victim := rp.running[len(rp.running)-1]
+			rp.running = rp.running[:len(rp.running)-1]
+			rp.preempt(victim)
+			if victim == r {
+				ok = false
+				break
+			}
+		}
+		if !ok {
+			break
+		}
+		rp.add(r, n)
+	}
+}

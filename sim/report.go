@@ -1,0 +1,267 @@
+package sim
+
+import (
+	"math"
+	"slices"
+
+	"github.com/headroom-sim/headroom/sim/stats"
+)
+
+// Report is the result of a run. Its JSON keys are a public contract
+// (README, "Simulation report").
+type Report struct {
+	Model     string  `json:"model"`
+	GPU       string  `json:"gpu"`
+	TP        int     `json:"tp"`
+	Replicas  int     `json:"replicas"`
+	Seed      uint64  `json:"seed"`
+	DurationS float64 `json:"duration_s"`
+
+	Requests RequestCounts `json:"requests"`
+
+	TTFTMS stats.Summary `json:"ttft_ms"`
+	// ServerTTFTMS excludes the network round trip (present when
+	// network_rtt_ms > 0).
+	ServerTTFTMS *stats.Summary `json:"server_ttft_ms,omitempty"`
+	TPOTMS       stats.Summary  `json:"tpot_ms"`
+	ITLMS        stats.Summary  `json:"itl_ms"`
+	E2EMS        stats.Summary  `json:"e2e_ms"`
+	QueueMS      stats.Summary  `json:"queue_ms"`
+	PrefillMS    stats.Summary  `json:"prefill_ms"`
+	DecodeMS     stats.Summary  `json:"decode_ms"`
+
+	Throughput          Throughput `json:"throughput"`
+	Preemptions         int64      `json:"preemptions"`
+	PrefixCacheHitRatio float64    `json:"prefix_cache_hit_ratio"`
+	KVCache             KVUsage    `json:"kv_cache"`
+	Fluency             Fluency    `json:"fluency"`
+	// MaxRunning is the most requests one replica ran at once.
+	MaxRunning int `json:"max_running"`
+
+	GoodputRPS *float64   `json:"goodput_rps,omitempty"`
+	SLA        *SLAResult `json:"sla,omitempty"`
+
+	Stages     []StageReport `json:"stages,omitempty"`
+	Timeseries []TimePoint   `json:"timeseries,omitempty"`
+
+	Simulation RunStats `json:"simulation"`
+}
+
+// RequestCounts accounts for every request of the run.
+type RequestCounts struct {
+	Total     int `json:"total"`
+	Completed int `json:"completed"`
+	Rejected  int `json:"rejected"`
+	// RejectedReasons counts rejections by reason.
+	RejectedReasons map[string]int `json:"rejected_reasons,omitempty"`
+}
+
+// Throughput is measured from the first request sent to the last response
+// received.
+type Throughput struct {
+	RequestsPerS     float64 `json:"requests_per_s"`
+	InputTokensPerS  float64 `json:"input_tokens_per_s"`
+	OutputTokensPerS float64 `json:"output_tokens_per_s"`
+	TotalTokensPerS  float64 `json:"total_tokens_per_s"`
+}
+
+// KVUsage describes KV-cache occupancy (fraction of blocks referenced by
+// requests), averaged over replicas.
+type KVUsage struct {
+	NumGPUBlocks   int     `json:"num_gpu_blocks"`
+	PeakUsageRatio float64 `json:"peak_usage_ratio"`
+	MeanUsageRatio float64 `json:"mean_usage_ratio"`
+}
+
+// Fluency describes streaming smoothness (the brief's 流畅度).
+type Fluency struct {
+	// ITLCV is the coefficient of variation of token-weighted ITL.
+	ITLCV float64 `json:"itl_cv"`
+	// Stalls counts inter-token gaps longer than StallThresholdMS.
+	Stalls           int64   `json:"stalls"`
+	LongestStallMS   float64 `json:"longest_stall_ms"`
+	StallThresholdMS float64 `json:"stall_threshold_ms"`
+}
+
+// SLAResult is the verdict on each bound of the SLA.
+type SLAResult struct {
+	Met    bool       `json:"met"`
+	Checks []SLACheck `json:"checks"`
+}
+
+// SLACheck is one bound: metric's quantile must not exceed limit.
+type SLACheck struct {
+	Metric   string  `json:"metric"`
+	Quantile string  `json:"quantile"`
+	LimitMS  float64 `json:"limit_ms"`
+	ValueMS  float64 `json:"value_ms"`
+	Met      bool    `json:"met"`
+}
+
+// StageReport is the same metrics for the requests that arrived in one
+// stage of a staged load. Throughput is what the engine produced inside
+// the stage's time window.
+type StageReport struct {
+	Index       int           `json:"index"`
+	StartS      float64       `json:"start_s"`
+	DurationS   float64       `json:"duration_s"`
+	RateRPS     float64       `json:"rate_rps,omitempty"`
+	Concurrency int           `json:"concurrency,omitempty"`
+	Requests    RequestCounts `json:"requests"`
+	TTFTMS      stats.Summary `json:"ttft_ms"`
+	TPOTMS      stats.Summary `json:"tpot_ms"`
+	ITLMS       stats.Summary `json:"itl_ms"`
+	E2EMS       stats.Summary `json:"e2e_ms"`
+	QueueMS     stats.Summary `json:"queue_ms"`
+	Throughput  Throughput    `json:"throughput"`
+	Preemptions int64         `json:"preemptions"`
+	Fluency     Fluency       `json:"fluency"`
+	GoodputRPS  *float64      `json:"goodput_rps,omitempty"`
+	SLA         *SLAResult    `json:"sla,omitempty"`
+}
+
+// TimePoint is the engine state at the end of one simulated second, summed
+// over replicas (KV usage averaged).
+type TimePoint struct {
+	TS               float64 `json:"t_s"`
+	Running          int     `json:"running"`
+	Waiting          int     `json:"waiting"`
+	KVUsageRatio     float64 `json:"kv_usage_ratio"`
+	OutputTokensPerS float64 `json:"output_tokens_per_s"`
+	PromptTokensPerS float64 `json:"prompt_tokens_per_s"`
+	PreemptionsTotal int64   `json:"preemptions_total"`
+	CompletedTotal   int     `json:"completed_total"`
+}
+
+// RunStats describes the simulation itself.
+type RunStats struct {
+	Events int64 `json:"events"`
+	Steps  int64 `json:"steps"`
+	// SimulatedS is the simulated time covered.
+	SimulatedS float64 `json:"simulated_s"`
+}
+
+func round(x float64, digits int) float64 {
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		return 0
+	}
+	p := math.Pow(10, float64(digits))
+	return math.Round(x*p) / p
+}
+
+func roundSummary(s stats.Summary) stats.Summary {
+	return stats.Summary{Mean: round(s.Mean, 4), P50: round(s.P50, 4), P90: round(s.P90, 4), P95: round(s.P95, 4),
+		P99: round(s.P99, 4), P999: round(s.P999, 4), Max: round(s.Max, 4), Count: s.Count}
+}
+
+// summaries computes the latency summaries of a collector.
+type summaries struct {
+	ttft, serverTTFT, tpot, itl, e2e, queue, prefill, decode stats.Summary
+}
+
+func (c *collector) summarize() summaries {
+	n := len(c.samples)
+	buf := make([]float64, 0, n)
+	get := func(f func(*sample) (float64, bool)) stats.Summary {
+		buf = buf[:0]
+		for i := range c.samples {
+			if v, ok := f(&c.samples[i]); ok {
+				buf = append(buf, v)
+			}
+		}
+		return roundSummary(stats.Summarize(buf))
+	}
+	return summaries{
+		ttft:       get(func(s *sample) (float64, bool) { return s.ttft, true }),
+		serverTTFT: get(func(s *sample) (float64, bool) { return s.serverTTFT, true }),
+		tpot:       get(func(s *sample) (float64, bool) { return s.tpot, s.hasTPOT }),
+		e2e:        get(func(s *sample) (float64, bool) { return s.e2e, true }),
+		queue:      get(func(s *sample) (float64, bool) { return s.queue, true }),
+		prefill:    get(func(s *sample) (float64, bool) { return s.prefill, true }),
+		decode:     get(func(s *sample) (float64, bool) { return s.decode, true }),
+		itl:        roundSummary(c.itl.Summary()),
+	}
+}
+
+func (c *collector) fluency(thresholdMS float64) Fluency {
+	f := Fluency{Stalls: c.stalls, StallThresholdMS: thresholdMS, LongestStallMS: round(c.itl.Max(), 4)}
+	if m := c.itl.Mean(); m > 0 {
+		f.ITLCV = round(c.itl.Std()/m, 4)
+	}
+	if f.LongestStallMS <= thresholdMS {
+		f.LongestStallMS = 0
+	}
+	return f
+}
+
+func (c *collector) counts() RequestCounts {
+	rc := RequestCounts{Completed: len(c.samples)}
+	keys := make([]string, 0, len(c.rejected))
+	for k := range c.rejected {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		rc.Rejected += c.rejected[k]
+	}
+	if rc.Rejected > 0 {
+		rc.RejectedReasons = c.rejected
+	}
+	rc.Total = rc.Completed + rc.Rejected
+	return rc
+}
+
+// evaluateSLA checks each bound of sla against the summaries and counts the
+// requests that met every per-request bound (the loosest bound stated for
+// each metric).
+func evaluateSLA(sla *SLA, s summaries, c *collector) (*SLAResult, int) {
+	res := &SLAResult{Met: true}
+	type bound struct {
+		name string
+		qs   map[string]float64
+		sum  stats.Summary
+		get  func(*sample) (float64, bool)
+	}
+	bounds := []bound{
+		{"ttft_ms", sla.TTFTMS, s.ttft, func(x *sample) (float64, bool) { return x.ttft, true }},
+		{"tpot_ms", sla.TPOTMS, s.tpot, func(x *sample) (float64, bool) { return x.tpot, x.hasTPOT }},
+		{"itl_ms", sla.ITLMS, s.itl, nil},
+		{"e2e_ms", sla.E2EMS, s.e2e, func(x *sample) (float64, bool) { return x.e2e, true }},
+	}
+	limits := make([]float64, len(bounds))
+	for i, b := range bounds {
+		names := make([]string, 0, len(b.qs))
+		for q := range b.qs {
+			names = append(names, q)
+		}
+		slices.SortFunc(names, func(a, b string) int {
+			return slices.Index(stats.QuantileNames, a) - slices.Index(stats.QuantileNames, b)
+		})
+		for _, q := range names {
+			lim := b.qs[q]
+			v, _ := b.sum.At(q)
+			ok := v <= lim
+			res.Checks = append(res.Checks, SLACheck{Metric: b.name, Quantile: q, LimitMS: lim, ValueMS: v, Met: ok})
+			res.Met = res.Met && ok
+			limits[i] = math.Max(limits[i], lim)
+		}
+	}
+	good := 0
+	for i := range c.samples {
+		x := &c.samples[i]
+		ok := true
+		for j, b := range bounds {
+			if b.get == nil || limits[j] == 0 {
+				continue
+			}
+			if v, has := b.get(x); has && v > limits[j] {
+				ok = false
+				break
+			}
+		}
+		if ok {
+			good++
+		}
+	}
+	return res, good
+}

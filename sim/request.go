@@ -1,0 +1,72 @@
+package sim
+
+// Time is simulated time in nanoseconds since the start of the run.
+type Time = int64
+
+const (
+	nsPerSecond = int64(1e9)
+	nsPerMS     = 1e6
+)
+
+// segment is a run of tokens with a shared identity: a shared prefix, one
+// turn's user text, one request's output. Blocks whose tokens come from the
+// same segments at the same offsets have the same content.
+type segment struct {
+	id  uint64
+	len int
+}
+
+// request is one request's state inside the simulator.
+type request struct {
+	serial int64 // order of creation, unique
+	stage  int32
+	client int32 // closed-loop client, -1 for open loop
+	sess   *session
+
+	sent    Time // the client sent it
+	arrival Time // the engine received it (sent + half the round trip)
+
+	input  int // prompt tokens, all of them
+	output int // tokens to generate
+	segs   []segment
+	outSeg uint64 // segment id of this request's output tokens
+
+	// progress
+	computed  int // tokens whose KV is computed (vLLM num_computed_tokens)
+	generated int // output tokens produced
+
+	// KV cache
+	blocks  []int32  // block table
+	hashes  []uint64 // chain hashes of the first len(hashes) full blocks
+	hashPos segCursor
+	cached  int  // leading blocks of the table already registered in the prefix cache
+	swapped bool // preempted by swap: its KV sits in CPU memory
+
+	// metrics
+	scheduled   Time // first time scheduled, -1 before
+	firstToken  Time
+	lastToken   Time
+	preemptions int32
+	hitTokens   int // prompt tokens served from the prefix cache at first admission
+	replica     int32
+}
+
+// numTokens is the sequence length the engine must have computed before it
+// samples the next token: the prompt plus every output token so far.
+func (r *request) numTokens() int { return r.input + r.generated }
+
+// segCursor walks a request's token sequence block by block for hashing.
+type segCursor struct {
+	seg int // index into segs (len(segs) = the output segment)
+	off int // offset inside it
+}
+
+// session links the turns of a multi-turn conversation.
+type session struct {
+	id        int64
+	turnsLeft int
+	client    int32
+	context   []segment // the conversation so far: earlier prompts and answers
+	ctxTokens int
+	prefix    []segment // shared prefix, if any
+}

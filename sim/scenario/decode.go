@@ -1,0 +1,216 @@
+package scenario
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"reflect"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// MaxBytes bounds a scenario document.
+const MaxBytes = 1 << 20
+
+// ErrSyntax marks documents that are not valid YAML/JSON.
+var ErrSyntax = errors.New("malformed document")
+
+// DecodeError locates a problem in a scenario document.
+type DecodeError struct {
+	Name  string // file name or "request body"
+	Line  int
+	Field string // dotted path
+	Err   error
+}
+
+func (e *DecodeError) Error() string {
+	var b strings.Builder
+	b.WriteString(e.Name)
+	if e.Line > 0 {
+		fmt.Fprintf(&b, ":%d", e.Line)
+	}
+	if e.Field != "" {
+		fmt.Fprintf(&b, ": field %s", e.Field)
+	}
+	fmt.Fprintf(&b, ": %v", e.Err)
+	return b.String()
+}
+
+func (e *DecodeError) Unwrap() error { return e.Err }
+
+// Decode reads a scenario from YAML or JSON (a JSON document is YAML) with
+// the defaults applied: engine settings field by field, workload sections
+// whole. Unknown keys are errors naming their path; name is used in errors.
+// The result is validated.
+func Decode(r io.Reader, name string) (Scenario, error) {
+	data, err := io.ReadAll(io.LimitReader(r, MaxBytes+1))
+	if err != nil {
+		return Scenario{}, &DecodeError{Name: name, Err: err}
+	}
+	if len(data) > MaxBytes {
+		return Scenario{}, &DecodeError{Name: name, Err: fmt.Errorf("larger than %d bytes", MaxBytes)}
+	}
+	var root yaml.Node
+	if err := yaml.Unmarshal(data, &root); err != nil {
+		return Scenario{}, syntaxError(name, err)
+	}
+	s := base()
+	if root.Kind != 0 && len(root.Content) > 0 {
+		doc := root.Content[0]
+		if doc.Kind == yaml.ScalarNode && doc.Tag == "!!null" {
+			// empty document: all defaults
+		} else {
+			if doc.Kind != yaml.MappingNode {
+				return Scenario{}, &DecodeError{Name: name, Line: doc.Line, Err: errors.New("a scenario must be a mapping of keys to values")}
+			}
+			lines := map[int]string{}
+			if err := checkKeys(doc, reflect.TypeOf(s), "", lines); err != nil {
+				var de *DecodeError
+				if errors.As(err, &de) {
+					de.Name = name
+				}
+				return Scenario{}, err
+			}
+			if err := doc.Decode(&s); err != nil {
+				return Scenario{}, typeError(name, err, lines)
+			}
+		}
+	}
+	s.applyWorkloadDefaults()
+	if err := s.Validate(); err != nil {
+		var fe *FieldError
+		if errors.As(err, &fe) {
+			return s, &DecodeError{Name: name, Field: fe.Field, Err: errors.New(fe.Reason)}
+		}
+		return s, &DecodeError{Name: name, Err: err}
+	}
+	return s, nil
+}
+
+func syntaxError(name string, err error) error {
+	msg := strings.TrimPrefix(err.Error(), "yaml: ")
+	de := &DecodeError{Name: name, Err: fmt.Errorf("%w: %s", ErrSyntax, msg)}
+	if m := lineRE.FindStringSubmatch(msg); m != nil {
+		de.Line, _ = strconv.Atoi(m[1])
+		de.Err = fmt.Errorf("%w: %s", ErrSyntax, m[2])
+	}
+	return de
+}
+
+var lineRE = regexp.MustCompile(`line (\d+): (.*)`)
+
+func typeError(name string, err error, lines map[int]string) error {
+	msg := err.Error()
+	var te *yaml.TypeError
+	if errors.As(err, &te) && len(te.Errors) > 0 {
+		msg = te.Errors[0]
+	}
+	msg = strings.TrimPrefix(msg, "yaml: ")
+	de := &DecodeError{Name: name, Err: errors.New(msg)}
+	if m := lineRE.FindStringSubmatch(msg); m != nil {
+		de.Line, _ = strconv.Atoi(m[1])
+		de.Field = lines[de.Line]
+		de.Err = errors.New(strings.Replace(m[2], "cannot unmarshal", "cannot use", 1))
+	}
+	return de
+}
+
+// checkKeys walks a mapping node against the struct type t (by yaml tags)
+// and reports the first unknown or duplicate key with its dotted path. It
+// records the path of each value's line for later type errors.
+func checkKeys(n *yaml.Node, t reflect.Type, path string, lines map[int]string) error {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch {
+	case t.Kind() == reflect.Struct && n.Kind == yaml.MappingNode:
+		fields := yamlFields(t)
+		seen := map[string]bool{}
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, v := n.Content[i], n.Content[i+1]
+			p := join(path, k.Value)
+			ft, ok := fields[k.Value]
+			if !ok {
+				return &DecodeError{Line: k.Line, Field: p, Err: errors.New("unknown key")}
+			}
+			if seen[k.Value] {
+				return &DecodeError{Line: k.Line, Field: p, Err: errors.New("duplicate key")}
+			}
+			seen[k.Value] = true
+			lines[v.Line] = p
+			lines[k.Line] = p
+			if err := checkKeys(v, ft, p, lines); err != nil {
+				return err
+			}
+		}
+	case (t.Kind() == reflect.Slice) && n.Kind == yaml.SequenceNode:
+		for i, item := range n.Content {
+			p := fmt.Sprintf("%s[%d]", path, i)
+			lines[item.Line] = p
+			if err := checkKeys(item, t.Elem(), p, lines); err != nil {
+				return err
+			}
+		}
+	case t.Kind() == reflect.Map && n.Kind == yaml.MappingNode:
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			p := join(path, n.Content[i].Value)
+			lines[n.Content[i+1].Line] = p
+			if err := checkKeys(n.Content[i+1], t.Elem(), p, lines); err != nil {
+				return err
+			}
+		}
+	case t.Kind() == reflect.Struct && n.Kind != yaml.MappingNode && !(n.Kind == yaml.ScalarNode && n.Tag == "!!null"):
+		return &DecodeError{Line: n.Line, Field: path, Err: errors.New("must be a mapping of keys to values")}
+	}
+	return nil
+}
+
+func join(path, key string) string {
+	if path == "" {
+		return key
+	}
+	return path + "." + key
+}
+
+// yamlFields maps a struct's yaml keys to their field types.
+func yamlFields(t reflect.Type) map[string]reflect.Type {
+	out := map[string]reflect.Type{}
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		if !f.IsExported() {
+			continue
+		}
+		tag := f.Tag.Get("yaml")
+		name, opts, _ := strings.Cut(tag, ",")
+		if name == "-" {
+			continue
+		}
+		if strings.Contains(opts, "inline") {
+			for k, v := range yamlFields(f.Type) {
+				out[k] = v
+			}
+			continue
+		}
+		if name == "" {
+			name = strings.ToLower(f.Name)
+		}
+		out[name] = f.Type
+	}
+	return out
+}
+
+// Encode writes s as YAML (for `--print-scenario` and golden files).
+func Encode(w io.Writer, s Scenario) error {
+	var b bytes.Buffer
+	enc := yaml.NewEncoder(&b)
+	enc.SetIndent(2)
+	if err := enc.Encode(s); err != nil {
+		return err
+	}
+	_, err := w.Write(b.Bytes())
+	return err
+}

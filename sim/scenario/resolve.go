@@ -1,0 +1,231 @@
+package scenario
+
+import (
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/headroom-sim/headroom/catalogs"
+	"github.com/headroom-sim/headroom/hardware"
+	"github.com/headroom-sim/headroom/models"
+	"github.com/headroom-sim/headroom/sim"
+	"github.com/headroom-sim/headroom/sim/memory"
+	"github.com/headroom-sim/headroom/sim/steptime"
+	"github.com/headroom-sim/headroom/sim/workload"
+)
+
+// Env is what resolving a scenario may use.
+type Env struct {
+	Catalog *catalogs.Catalog
+	// Open opens a file the scenario references (a trace, an empirical
+	// length file); nil refuses file references (the API).
+	Open func(name string) (io.ReadCloser, error)
+	// Calibration loads the step-time profile a scenario's calibration
+	// field names; nil refuses calibration references.
+	Calibration func(ref string) (*steptime.Profile, error)
+	// MaxRequests bounds the requests of one run (0 = no bound).
+	MaxRequests int
+}
+
+// ErrFilesNotAllowed is returned when a scenario references a file where
+// the caller cannot read files.
+var ErrFilesNotAllowed = errors.New("file references are not allowed here")
+
+// ErrTooLarge is returned when a scenario exceeds Env.MaxRequests.
+var ErrTooLarge = errors.New("scenario exceeds the request limit")
+
+// Resolved is a scenario ready to run, with the memory profile behind its
+// KV-cache size.
+type Resolved struct {
+	Config  sim.Config
+	Memory  memory.Profile
+	Setup   memory.Setup
+	Warning []string
+}
+
+// Resolve looks the scenario's ids up, fills vLLM's defaults, computes each
+// replica's KV blocks and reads referenced files. Errors are *FieldError
+// for bad values, wrap catalogs.ErrUnknownGPU/ErrUnknownModel for unknown
+// ids and memory.ErrDoesNotFit when the model cannot be served.
+func (s *Scenario) Resolve(env Env) (*Resolved, error) {
+	if err := s.Validate(); err != nil {
+		return nil, err
+	}
+	m, err := env.Catalog.Model(s.Model)
+	if err != nil {
+		return nil, fmt.Errorf("model: %w", err)
+	}
+	g, err := env.Catalog.GPU(s.GPU)
+	if err != nil {
+		return nil, fmt.Errorf("gpu: %w", err)
+	}
+	prec, err := precision(m, s.WeightsDType, s.KVCacheDType)
+	if err != nil {
+		return nil, err
+	}
+	eng, err := s.Engine.Resolve(m, g)
+	if err != nil {
+		var fe *FieldError
+		if errors.As(err, &fe) {
+			return nil, &FieldError{Field: "engine." + fe.Field, Reason: fe.Reason}
+		}
+		return nil, err
+	}
+	setup := memory.Setup{Model: m, GPU: g, Precision: prec, TP: s.TP, Engine: eng}
+	if !memory.ValidTP(setup, s.TP) {
+		return nil, &FieldError{Field: "tp", Reason: fmt.Sprintf("%d does not divide %s's %d attention heads (or its %d KV heads) evenly", s.TP, m.ID, m.NumHeads, m.NumKVHeads)}
+	}
+	if s.TP > g.TPLimit() {
+		return nil, &FieldError{Field: "tp", Reason: fmt.Sprintf("%d exceeds the %d GPUs of one %s node", s.TP, g.TPLimit(), g.ID)}
+	}
+	mp, err := memory.Compute(setup)
+	if err != nil {
+		if tp := memory.MinTPThatFits(setup); tp > 0 && errors.Is(err, memory.ErrDoesNotFit) {
+			return nil, fmt.Errorf("%w (smallest tp that fits: %d)", err, tp)
+		}
+		return nil, err
+	}
+	prof := steptime.DefaultProfile(g)
+	if s.Calibration != "" {
+		if env.Calibration == nil {
+			return nil, &FieldError{Field: "calibration", Reason: "calibration profiles cannot be loaded here"}
+		}
+		p, err := env.Calibration(s.Calibration)
+		if err != nil {
+			return nil, fmt.Errorf("calibration: %w", err)
+		}
+		prof = *p
+	}
+	if err := prof.Validate(); err != nil {
+		var fe *FieldError
+		if errors.As(err, &fe) {
+			return nil, &FieldError{Field: "calibration." + fe.Field, Reason: fe.Reason}
+		}
+		return nil, err
+	}
+	w, err := s.resolveWorkload(env)
+	if err != nil {
+		return nil, err
+	}
+	bs := eng.BlockSize
+	cfg := sim.Config{
+		Model: m, GPU: g, Precision: prec, TP: s.TP, Replicas: s.Replicas, Router: s.Router,
+		Engine: eng, NumGPUBlocks: mp.NumGPUBlocks, BlockBytes: mp.BlockBytes,
+		BlockUnits:   func(n int) int { return memory.BlocksForTokens(m, bs, n) },
+		Profile:      prof,
+		NetworkRTTMS: s.NetworkRTTMS,
+		Workload:     w,
+		SLA:          s.SLA,
+		Report:       sim.ReportOptions{StallThresholdMS: s.Report.StallThresholdMS, Timeseries: s.Report.Timeseries},
+		Seed:         uint64(s.Workload.Seed),
+	}
+	res := &Resolved{Config: cfg, Memory: mp, Setup: setup}
+	if env.MaxRequests > 0 {
+		if n := s.EstimatedRequests(w); n > env.MaxRequests {
+			return res, fmt.Errorf("%w: about %d requests, the limit is %d", ErrTooLarge, n, env.MaxRequests)
+		}
+	}
+	return res, nil
+}
+
+// EstimatedRequests is how many requests the run will send: the request
+// count, the trace length, or Σ rate × duration over the stages (closed-loop
+// stages are estimated at one request per client per second).
+func (s *Scenario) EstimatedRequests(w sim.Workload) int {
+	if w.Trace != nil {
+		if w.Requests > 0 {
+			return min(w.Requests, len(w.Trace))
+		}
+		return len(w.Trace)
+	}
+	if len(w.Stages) == 0 {
+		return w.Requests
+	}
+	var n float64
+	for _, st := range w.Stages {
+		n += st.RateRPS*st.DurationS + float64(st.Concurrency)*st.DurationS
+	}
+	if w.Requests > 0 {
+		return min(w.Requests, int(n))
+	}
+	return int(n)
+}
+
+func precision(m *models.Model, weights, kv string) (models.Precision, error) {
+	var wdt, kvdt hardware.DType
+	var err error
+	if weights != "" {
+		if wdt, err = hardware.ParseDType(weights); err != nil {
+			return models.Precision{}, &FieldError{Field: "weights_dtype", Reason: err.Error()}
+		}
+	}
+	if kv != "" && kv != "auto" {
+		if kvdt, err = hardware.ParseDType(kv); err != nil {
+			return models.Precision{}, &FieldError{Field: "kv_cache_dtype", Reason: err.Error()}
+		}
+		switch kvdt {
+		case hardware.BF16, hardware.FP16, hardware.FP8, hardware.INT8, hardware.FP32:
+		default:
+			return models.Precision{}, &FieldError{Field: "kv_cache_dtype", Reason: fmt.Sprintf("%s is not a KV-cache type (auto, bf16, fp16, fp8, int8)", kvdt)}
+		}
+	}
+	return m.ResolvePrecision(wdt, kvdt), nil
+}
+
+func (s *Scenario) resolveWorkload(env Env) (sim.Workload, error) {
+	ws := &s.Workload
+	w := sim.Workload{
+		Requests: ws.Requests, Arrival: ws.Arrival, MaxConcurrency: ws.MaxConcurrency,
+		Stages: ws.Stages, SharedPrefix: ws.SharedPrefix, MultiTurn: ws.MultiTurn,
+	}
+	if t := ws.Trace; t != nil {
+		rc, err := open(env, "workload.trace.file", t.File)
+		if err != nil {
+			return w, err
+		}
+		defer rc.Close()
+		recs, err := workload.ParseTrace(rc, t.Format, t.File)
+		if err != nil {
+			return w, err
+		}
+		w.Trace = t.Apply(recs)
+		if w.Requests > 0 && w.Requests < len(w.Trace) {
+			w.Trace = w.Trace[:w.Requests]
+		}
+		return w, nil
+	}
+	var err error
+	if w.Input, err = sampler(env, ws.InputTokens, "workload.input_tokens"); err != nil {
+		return w, err
+	}
+	if w.Output, err = sampler(env, ws.OutputTokens, "workload.output_tokens"); err != nil {
+		return w, err
+	}
+	return w, nil
+}
+
+func sampler(env Env, spec workload.LengthSpec, field string) (workload.LengthSampler, error) {
+	var emp []int
+	if spec.Type == workload.LengthEmpirical {
+		rc, err := open(env, field+".file", spec.File)
+		if err != nil {
+			return nil, err
+		}
+		defer rc.Close()
+		if emp, err = workload.ParseLengthColumn(rc, spec.Column, spec.File); err != nil {
+			return nil, err
+		}
+	}
+	return workload.NewLengthSampler(spec, field, emp)
+}
+
+func open(env Env, field, name string) (io.ReadCloser, error) {
+	if env.Open == nil {
+		return nil, &FieldError{Field: field, Reason: ErrFilesNotAllowed.Error()}
+	}
+	rc, err := env.Open(name)
+	if err != nil {
+		return nil, &FieldError{Field: field, Reason: err.Error()}
+	}
+	return rc, nil
+}

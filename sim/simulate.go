@@ -1,0 +1,296 @@
+package sim
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+
+	"github.com/headroom-sim/headroom/hardware"
+	"github.com/headroom-sim/headroom/sim/steptime"
+)
+
+// ErrEventLimit is returned when a run exceeds its event limit.
+var ErrEventLimit = errors.New("simulation exceeded its event limit")
+
+// Simulator runs one configuration. Use Run.
+type Simulator struct {
+	cfg      *Config
+	log      *slog.Logger
+	q        eventQueue
+	now      Time
+	replicas []*replica
+	rr       int
+	m        *metrics
+	d        *driver
+	rtt      Time
+	units    func(int) int
+
+	events    int64
+	completed int
+	rejected  int
+	tickNext  Time
+	// Progress, if set, is called with the fraction of requests finished.
+	progress func(float64)
+}
+
+// Option adjusts a run.
+type Option func(*Simulator)
+
+// WithProgress reports progress (0–1) about every 1% of requests.
+func WithProgress(f func(float64)) Option { return func(s *Simulator) { s.progress = f } }
+
+// Run simulates cfg and returns its report. It stops early with ctx's
+// error when ctx is cancelled, and with ErrEventLimit past the event limit.
+func Run(ctx context.Context, cfg Config, opts ...Option) (*Report, error) {
+	s, err := newSimulator(&cfg)
+	if err != nil {
+		return nil, err
+	}
+	for _, o := range opts {
+		o(s)
+	}
+	if err := s.loop(ctx); err != nil {
+		return nil, err
+	}
+	return s.report(), nil
+}
+
+func newSimulator(cfg *Config) (*Simulator, error) {
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	s := &Simulator{cfg: cfg, log: cfg.Logger, rtt: Time(cfg.NetworkRTTMS * nsPerMS)}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	bs := cfg.Engine.BlockSize
+	s.units = cfg.BlockUnits
+	if s.units == nil {
+		s.units = func(n int) int { return (n + bs - 1) / bs }
+	}
+	window := cfg.Model.SlidingWindow
+	// Prefix caching is modelled block-exactly for models whose layers all
+	// hold the full context; sliding-window models keep fewer blocks than
+	// their table would index, so their blocks are not shared.
+	caching := cfg.Engine.EnablePrefixCaching && cfg.Model.NumSlidingLayers() == 0
+	for i := range cfg.Replicas {
+		sm, err := steptime.New(cfg.Model, cfg.GPU, cfg.Precision, cfg.TP, cfg.Profile, cfg.Engine.AsyncScheduling)
+		if err != nil {
+			return nil, fmt.Errorf("step-time profile: %w", err)
+		}
+		rp := &replica{
+			id: int32(i), eng: &cfg.Engine, model: sm, window: window,
+			kv:              newKVCache(cfg.NumGPUBlocks, bs, caching, s.units),
+			blockBytes:      cfg.BlockBytes,
+			pcieBytesPerSec: math.Max(cfg.GPU.PCIe.UnidirectionalGBps(), 1) * 1e9,
+		}
+		if cfg.BlockBytes > 0 {
+			rp.swapCap = int(cfg.Engine.SwapSpaceGiB * hardware.GiB / cfg.BlockBytes)
+		}
+		s.replicas = append(s.replicas, rp)
+	}
+	s.m = newMetrics(len(cfg.Workload.Stages), cfg.Report.StallThresholdMS, s.rtt)
+	d, err := newDriver(s)
+	if err != nil {
+		return nil, err
+	}
+	s.d = d
+	return s, nil
+}
+
+func (s *Simulator) push(e event) { s.q.push(e) }
+
+func (s *Simulator) loop(ctx context.Context) error {
+	limit := s.cfg.MaxEvents
+	if limit <= 0 {
+		limit = DefaultMaxEvents
+	}
+	s.d.start()
+	if s.cfg.Report.Timeseries {
+		s.tickNext = nsPerSecond
+		s.push(event{t: s.tickNext, kind: evTick})
+	}
+	nextProgress := 0.01
+	for s.q.len() > 0 {
+		e := s.q.pop()
+		s.now = e.t
+		s.events++
+		if s.events&4095 == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			if s.events > limit {
+				return fmt.Errorf("%w (%d events)", ErrEventLimit, limit)
+			}
+		}
+		switch e.kind {
+		case evArrival:
+			s.d.arrival(e.t, e.client)
+		case evWake:
+			s.d.wake(e.t, e.client, e.sess)
+		case evStage:
+			s.d.stage(e.t, int(e.client))
+		case evDeliver:
+			s.deliver(e.req, e.t)
+		case evStepEnd:
+			s.stepEnd(s.replicas[e.replica], e.t)
+		case evKick:
+			rp := s.replicas[e.replica]
+			rp.kickSent = false
+			s.tryStart(rp, e.t)
+		case evTick:
+			s.tick(e.t)
+		}
+		if s.progress != nil && s.d.expected > 0 {
+			if f := float64(s.completed+s.rejected) / float64(s.d.expected); f >= nextProgress {
+				s.progress(math.Min(f, 1))
+				nextProgress = f + 0.01
+			}
+		}
+	}
+	return nil
+}
+
+// kick asks replica rp to schedule at time t, once.
+func (s *Simulator) kick(rp *replica, t Time) {
+	if rp.busy || rp.kickSent {
+		return
+	}
+	rp.kickSent = true
+	s.push(event{t: t, kind: evKick, replica: rp.id})
+}
+
+// deliver hands a request that reached the server to a replica, or rejects
+// it if it can never be served.
+func (s *Simulator) deliver(r *request, t Time) {
+	r.arrival = t
+	e := &s.cfg.Engine
+	reason := ""
+	switch {
+	case r.input+r.output > e.MaxModelLen:
+		reason = "exceeds_max_model_len"
+	case s.units(r.input+r.output) > s.cfg.NumGPUBlocks:
+		reason = "exceeds_kv_cache"
+	}
+	if reason != "" {
+		s.rejected++
+		s.m.reject(r, reason)
+		s.d.done(r, t, false)
+		return
+	}
+	rp := s.route()
+	r.replica = rp.id
+	rp.waiting.pushBack(r)
+	s.kick(rp, t)
+}
+
+// route picks a replica for a new request.
+func (s *Simulator) route() *replica {
+	if len(s.replicas) == 1 {
+		return s.replicas[0]
+	}
+	switch s.cfg.Router {
+	case RouterLeastOutstanding:
+		best := s.replicas[0]
+		for _, rp := range s.replicas[1:] {
+			if rp.outstanding() < best.outstanding() {
+				best = rp
+			}
+		}
+		return best
+	case RouterLeastKV:
+		best := s.replicas[0]
+		for _, rp := range s.replicas[1:] {
+			u, bu := rp.kv.usage(), best.kv.usage()
+			if u < bu || (u == bu && rp.outstanding() < best.outstanding()) {
+				best = rp
+			}
+		}
+		return best
+	}
+	rp := s.replicas[s.rr%len(s.replicas)]
+	s.rr++
+	return rp
+}
+
+// tryStart starts a step on an idle replica if it has work.
+func (s *Simulator) tryStart(rp *replica, t Time) {
+	if rp.busy {
+		return
+	}
+	ok := rp.schedule(t)
+	rp.noteUsage(t)
+	if !ok {
+		return
+	}
+	dt := rp.model.StepTime(&rp.batch) + rp.swapSec
+	end := t + max(Time(math.Ceil(dt*1e9)), 1)
+	rp.busy = true
+	rp.steps++
+	s.push(event{t: end, kind: evStepEnd, replica: rp.id})
+}
+
+// stepEnd applies a finished step: progress, tokens, completions.
+func (s *Simulator) stepEnd(rp *replica, t Time) {
+	rp.busy = false
+	anyDone := false
+	for _, sc := range rp.sched {
+		r := sc.r
+		if sc.prefill {
+			s.m.prompt(sc.n, t)
+			rp.promptTokens += int64(sc.n)
+		}
+		r.computed += sc.n
+		rp.kv.commit(r)
+		if r.computed == r.numTokens() {
+			r.generated++
+			s.m.token(r, t)
+			if r.generated >= r.output {
+				anyDone = true
+			}
+		}
+	}
+	if anyDone {
+		keep := rp.running[:0]
+		for _, r := range rp.running {
+			if r.generated >= r.output {
+				rp.kv.release(r)
+				s.completed++
+				s.m.finish(r, t)
+				s.d.done(r, t, true)
+				continue
+			}
+			keep = append(keep, r)
+		}
+		clear(rp.running[len(keep):])
+		rp.running = keep
+	}
+	rp.noteUsage(t)
+	s.kick(rp, t)
+}
+
+// tick records one time-series point and schedules the next while there is
+// anything left to happen.
+func (s *Simulator) tick(t Time) {
+	p := TimePoint{TS: float64(t) / 1e9, CompletedTotal: s.completed}
+	for _, rp := range s.replicas {
+		p.Running += len(rp.running)
+		p.Waiting += rp.waiting.len()
+		p.KVUsageRatio += rp.kv.usage()
+		p.PreemptionsTotal += rp.preemptions
+	}
+	p.KVUsageRatio = round(p.KVUsageRatio/float64(len(s.replicas)), 4)
+	sec := int(t/nsPerSecond) - 1
+	if sec >= 0 && sec < len(s.m.secOut) {
+		p.OutputTokensPerS = float64(s.m.secOut[sec])
+	}
+	if sec >= 0 && sec < len(s.m.secIn) {
+		p.PromptTokensPerS = float64(s.m.secIn[sec])
+	}
+	s.m.series = append(s.m.series, p)
+	if s.q.len() > 0 {
+		s.push(event{t: t + nsPerSecond, kind: evTick})
+	}
+}

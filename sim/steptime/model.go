@@ -1,0 +1,121 @@
+package steptime
+
+import (
+	"math"
+
+	"github.com/headroom-sim/headroom/hardware"
+	"github.com/headroom-sim/headroom/models"
+)
+
+// Model predicts step times for one model served at one precision and
+// tensor-parallel degree on one GPU type.
+type Model struct {
+	cost  *models.CostModel
+	prof  Profile
+	tp    int
+	async bool
+
+	gemmPeak float64 // FLOP/s of the linear layers' dtype
+	attnPeak float64 // FLOP/s of attention (activation dtype)
+	bw       float64 // bytes/s device memory
+	linkBW   float64 // bytes/s one way over the scale-up link, after efficiency
+}
+
+// New builds a step-time model. async says whether the engine overlaps
+// CPU scheduling with GPU execution (vLLM --async-scheduling).
+func New(m *models.Model, g *hardware.GPU, p models.Precision, tp int, prof Profile, async bool) (*Model, error) {
+	if err := prof.Validate(); err != nil {
+		return nil, err
+	}
+	tp = max(tp, 1)
+	s := &Model{
+		cost: m.NewCostModel(p, tp), prof: prof, tp: tp, async: async,
+		gemmPeak: g.PeakTFLOPS(p.PeakDType()) * 1e12,
+		attnPeak: g.PeakTFLOPS(p.Activations) * 1e12,
+		bw:       g.HBMBandwidthGBps * 1e9,
+		linkBW:   g.ScaleUp.UnidirectionalGBps() * 1e9 * prof.LinkEfficiency,
+	}
+	if g.ScaleUp.BandwidthGBps <= 0 || g.ScaleUp.Kind == "none" {
+		s.linkBW = g.PCIe.UnidirectionalGBps() * 1e9 * prof.LinkEfficiency
+	}
+	return s, nil
+}
+
+// Profile returns the coefficients in use.
+func (s *Model) Profile() Profile { return s.prof }
+
+// Cost is the underlying FLOPs/bytes model.
+func (s *Model) Cost() *models.CostModel { return s.cost }
+
+// Breakdown is a predicted step, in seconds.
+type Breakdown struct {
+	Ops [models.NumOpKinds]float64
+	GPU float64
+	CPU float64
+	// Total is the step's wall time: GPU plus the CPU time not hidden
+	// behind it.
+	Total float64
+}
+
+// gemmEfficiency is the fraction of peak a GEMM with m rows reaches.
+func (s *Model) gemmEfficiency(m int) float64 {
+	fm := float64(max(m, 1))
+	return s.prof.GEMMEfficiency * fm / (fm + s.prof.GEMMHalfTokens)
+}
+
+// OpTime is the predicted time of one op's cost, in seconds.
+func (s *Model) OpTime(k models.OpKind, c models.OpCost) float64 {
+	if c.Count == 0 && c.FLOPs == 0 && c.Bytes() == 0 {
+		return 0
+	}
+	p := &s.prof
+	launch := float64(c.Count) * p.KernelOverheadUS * 1e-6
+	mem := c.Bytes() / (s.bw * p.BandwidthEfficiency)
+	switch {
+	case k.IsGEMM():
+		return math.Max(c.FLOPs/(s.gemmPeak*s.gemmEfficiency(c.Tokens)), mem) + launch
+	case k == models.OpAttnPrefill:
+		return math.Max(c.FLOPs/(s.attnPeak*p.AttentionPrefillEfficiency), mem) + launch
+	case k == models.OpAttnDecode:
+		dmem := c.Bytes() / (s.bw * p.AttentionDecodeEfficiency)
+		return math.Max(c.FLOPs/(s.attnPeak*p.AttentionPrefillEfficiency), dmem) + launch
+	case k == models.OpAllReduce:
+		if s.tp <= 1 {
+			return 0
+		}
+		// Ring all-reduce: each rank sends and receives 2(n-1)/n of the data.
+		ring := 2 * float64(s.tp-1) / float64(s.tp)
+		return float64(c.Count)*p.AllReduceLatencyUS*1e-6 + ring*c.DataBytes/s.linkBW
+	}
+	return mem + launch
+}
+
+// CPUTime is the engine's CPU time for a step with the given shape.
+func (s *Model) CPUTime(b *models.Batch) float64 {
+	p := &s.prof
+	seqs := float64(b.DecodeSeqs + b.PrefillChunks)
+	return (p.StepOverheadUS + p.PerSeqOverheadUS*seqs + p.PerPrefillOverheadUS*float64(b.PrefillChunks)) * 1e-6
+}
+
+// Predict returns the step's predicted times.
+func (s *Model) Predict(b *models.Batch) Breakdown {
+	var out Breakdown
+	if b.Tokens() == 0 {
+		return out
+	}
+	cost := s.cost.Step(b)
+	for k := models.OpKind(0); k < models.NumOpKinds; k++ {
+		t := s.OpTime(k, cost[k])
+		out.Ops[k] = t
+		out.GPU += t
+	}
+	out.CPU = s.CPUTime(b)
+	out.Total = out.GPU + out.CPU
+	if s.async {
+		out.Total -= math.Min(out.CPU*s.prof.AsyncOverlap, out.GPU)
+	}
+	return out
+}
+
+// StepTime is Predict(b).Total.
+func (s *Model) StepTime(b *models.Batch) float64 { return s.Predict(b).Total }
