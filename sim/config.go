@@ -68,6 +68,9 @@ type Workload struct {
 	MultiTurn      *workload.MultiTurnSpec
 	// Trace replaces Arrival, Input and Output when set.
 	Trace []workload.TraceRecord
+	// TraceHashTokens is the tokens each TraceRecord.HashIDs entry covers
+	// (0 = workload.MooncakeBlockTokens).
+	TraceHashTokens int
 }
 
 // ReportOptions control what a run reports.

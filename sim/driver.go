@@ -209,11 +209,15 @@ func (d *driver) traceRequest(i int) *request {
 	r := &request{serial: serial, client: -1, scheduled: -1, firstToken: -1,
 		input: rec.InputTokens, output: rec.OutputTokens, outSeg: d.segID(segOutput, serial)}
 	left := rec.InputTokens
+	per := d.w.TraceHashTokens
+	if per <= 0 {
+		per = workload.MooncakeBlockTokens
+	}
 	for _, h := range rec.HashIDs {
 		if left <= 0 {
 			break
 		}
-		n := min(left, workload.MooncakeBlockTokens)
+		n := min(left, per)
 		r.segs = append(r.segs, segment{id: d.segID(segTraceBlock, h), len: n})
 		left -= n
 	}

@@ -6,43 +6,34 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/headroom-sim/headroom/catalogs"
 	"github.com/headroom-sim/headroom/hardware"
-	"github.com/headroom-sim/headroom/sim/engine"
 	"github.com/headroom-sim/headroom/sim/memory"
+	"github.com/headroom-sim/headroom/sim/scenario"
 )
 
-// capacityFlags are the flags of `headroom capacity`.
-type capacityFlags struct {
-	model, gpu            string
-	tp                    int
-	weightsDType, kvDType string
-	eng                   engine.Config
-	prompt, output        int
-	fragmentation         float64
-	format, catalogDir    string
-}
-
 func runCapacity(ctx context.Context, e *env, args []string) error {
-	f := capacityFlags{eng: engine.Defaults()}
+	c := scenario.DefaultCapacity()
+	var format, catalogDir string
 	fs := newFlagSet("capacity")
-	fs.StringVar(&f.model, "model", "llama-3.1-8b", "model id, alias or Hugging Face id")
-	fs.StringVar(&f.gpu, "gpu", "h100-sxm", "GPU id or alias")
-	fs.IntVar(&f.tp, "tp", 1, "tensor-parallel degree (GPUs per replica)")
-	fs.StringVar(&f.weightsDType, "weights-dtype", "", "weights dtype: bf16|fp16|fp8|int8|int4|fp4|mxfp4 (default: the checkpoint's)")
-	fs.StringVar(&f.kvDType, "kv-cache-dtype", "auto", "KV-cache dtype: auto|bf16|fp16|fp8|int8")
-	fs.Float64Var(&f.eng.GPUMemoryUtilization, "gpu-memory-utilization", f.eng.GPUMemoryUtilization, "fraction of GPU memory vLLM may use")
-	fs.IntVar(&f.eng.MaxNumBatchedTokens, "max-num-batched-tokens", 0, "token budget per step (0: vLLM's default for the GPU)")
-	fs.IntVar(&f.eng.MaxNumSeqs, "max-num-seqs", 0, "max running sequences (0: vLLM's default for the GPU)")
-	fs.IntVar(&f.eng.MaxModelLen, "max-model-len", 0, "max context length (0: the model's max positions)")
-	fs.IntVar(&f.eng.BlockSize, "block-size", 0, "KV block size in tokens (0: vLLM's default, 16; 64 for MLA)")
-	fs.IntVar(&f.prompt, "prompt-tokens", 0, "prompt length for the max-concurrency answer")
-	fs.IntVar(&f.output, "output-tokens", 0, "output length for the max-concurrency answer")
-	fs.Float64Var(&f.fragmentation, "fragmentation", 0, "extra KV fragmentation allowance on top of block rounding, in [0, 1)")
-	fs.StringVar(&f.format, "output", "table", "output format: table|json")
-	fs.StringVar(&f.catalogDir, "catalog-dir", "", "directory of extra catalog entries (gpus/*.yaml, models/*.yaml)")
+	fs.StringVar(&c.Model, "model", c.Model, "model id, alias or Hugging Face id")
+	fs.StringVar(&c.GPU, "gpu", c.GPU, "GPU id or alias")
+	fs.IntVar(&c.TP, "tp", c.TP, "tensor-parallel degree (GPUs per replica)")
+	fs.StringVar(&c.WeightsDType, "weights-dtype", "", "weights dtype: bf16|fp16|fp8|int8|int4|fp4|mxfp4 (default: the checkpoint's)")
+	fs.StringVar(&c.KVCacheDType, "kv-cache-dtype", c.KVCacheDType, "KV-cache dtype: auto|bf16|fp16|fp8|int8")
+	fs.Float64Var(&c.Engine.GPUMemoryUtilization, "gpu-memory-utilization", c.Engine.GPUMemoryUtilization, "fraction of GPU memory vLLM may use")
+	fs.IntVar(&c.Engine.MaxNumBatchedTokens, "max-num-batched-tokens", 0, "token budget per step (0: vLLM's default for the GPU)")
+	fs.IntVar(&c.Engine.MaxNumSeqs, "max-num-seqs", 0, "max running sequences (0: vLLM's default for the GPU)")
+	fs.IntVar(&c.Engine.MaxModelLen, "max-model-len", 0, "max context length (0: the model's max positions)")
+	fs.IntVar(&c.Engine.BlockSize, "block-size", 0, "KV block size in tokens (0: vLLM's default, 16; 64 for MLA)")
+	fs.IntVar(&c.PromptTokens, "prompt-tokens", 0, "prompt length for the max-concurrency answer")
+	fs.IntVar(&c.OutputTokens, "output-tokens", 0, "output length for the max-concurrency answer")
+	fs.Float64Var(&c.Fragmentation, "fragmentation", 0, "extra KV fragmentation allowance on top of block rounding, in [0, 1)")
+	fs.StringVar(&format, "output", "table", "output format: table|json")
+	fs.StringVar(&catalogDir, "catalog-dir", "", "directory of extra catalog entries (gpus/*.yaml, models/*.yaml)")
 	pos, err := parseFlags(fs, args, e.stdout)
 	if err != nil {
 		return err
@@ -50,22 +41,18 @@ func runCapacity(ctx context.Context, e *env, args []string) error {
 	if len(pos) > 0 {
 		return usagef("unexpected argument %q", pos[0])
 	}
-	if err := outputFormat(f.format); err != nil {
+	if err := outputFormat(format); err != nil {
 		return err
 	}
-	cat, err := loadCatalog(e, f.catalogDir)
+	cat, err := loadCatalog(e, catalogDir)
 	if err != nil {
 		return err
 	}
-	setup, err := capacitySetup(cat, &f)
+	rep, err := scenario.Capacity(cat, c)
 	if err != nil {
-		return err
+		return capacityError(err)
 	}
-	rep, err := memory.Analyze(setup, f.prompt, f.output, f.fragmentation)
-	if err != nil {
-		return fieldAsFlag(err)
-	}
-	if f.format == "json" {
+	if format == "json" {
 		if err := writeJSON(e.stdout, rep); err != nil {
 			return err
 		}
@@ -82,45 +69,18 @@ func runCapacity(ctx context.Context, e *env, args []string) error {
 	return nil
 }
 
-// capacitySetup resolves ids, dtypes and engine defaults, mapping every
-// problem to the flag that caused it.
-func capacitySetup(cat *catalogs.Catalog, f *capacityFlags) (memory.Setup, error) {
-	m, err := cat.Model(f.model)
-	if err != nil {
-		return memory.Setup{}, usagef("--model: %v", err)
+// capacityError names the flag behind a capacity error.
+func capacityError(err error) error {
+	var fe *hardware.FieldError
+	switch {
+	case errors.As(err, &fe):
+		return usagef("%s: %s", flagName(strings.TrimPrefix(fe.Field, "engine.")), fe.Reason)
+	case errors.Is(err, catalogs.ErrUnknownModel):
+		return usagef("--model: %v", errors.Unwrap(err))
+	case errors.Is(err, catalogs.ErrUnknownGPU):
+		return usagef("--gpu: %v", errors.Unwrap(err))
 	}
-	g, err := cat.GPU(f.gpu)
-	if err != nil {
-		return memory.Setup{}, usagef("--gpu: %v", err)
-	}
-	var wdt, kvdt hardware.DType
-	if f.weightsDType != "" {
-		if wdt, err = hardware.ParseDType(f.weightsDType); err != nil {
-			return memory.Setup{}, usagef("--weights-dtype: %v", err)
-		}
-	}
-	if f.kvDType != "" && f.kvDType != "auto" {
-		if kvdt, err = hardware.ParseDType(f.kvDType); err != nil {
-			return memory.Setup{}, usagef("--kv-cache-dtype: %v", err)
-		}
-		switch kvdt {
-		case hardware.BF16, hardware.FP16, hardware.FP8, hardware.INT8, hardware.FP32:
-		default:
-			return memory.Setup{}, usagef("--kv-cache-dtype: %s is not a KV-cache type (auto, bf16, fp16, fp8, int8)", kvdt)
-		}
-	}
-	if f.tp < 1 {
-		return memory.Setup{}, usagef("--tp: must be >= 1")
-	}
-	eng, err := f.eng.Resolve(m, g)
-	if err != nil {
-		return memory.Setup{}, fieldAsFlag(err)
-	}
-	s := memory.Setup{Model: m, GPU: g, Precision: m.ResolvePrecision(wdt, kvdt), TP: f.tp, Engine: eng}
-	if !memory.ValidTP(s, f.tp) {
-		return s, usagef("--tp: %d does not divide %s's %d attention heads (or its %d KV heads evenly)", f.tp, m.ID, m.NumHeads, m.NumKVHeads)
-	}
-	return s, nil
+	return err
 }
 
 func writeJSON(w io.Writer, v any) error {
@@ -169,5 +129,3 @@ func writeCapacityTable(w io.Writer, r *memory.Report) {
 	}
 	tw.Flush()
 }
-
-var _ = errors.New

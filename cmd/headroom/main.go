@@ -46,6 +46,7 @@ func commands() []command {
 		{"capacity", "memory split, KV-cache blocks and max concurrency of a model on a GPU", runCapacity},
 		{"catalog", "list, show or import GPUs and models", runCatalog},
 		{"simulate", "simulate serving a workload and report latency, throughput and KV usage", runSimulate},
+		{"validate", "replay measured benchmark runs and compare predictions with measurements", runValidate},
 	}
 }
 

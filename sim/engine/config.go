@@ -36,14 +36,10 @@ type Config struct {
 	EnablePrefixCaching  bool    `yaml:"enable_prefix_caching" json:"enable_prefix_caching"`
 	// LongPrefillTokenThreshold caps one request's prefill chunk per step
 	// (0 = no cap).
-	LongPrefillTokenThreshold int `yaml:"long_prefill_token_threshold" json:"long_prefill_token_threshold"`
-	// MaxNumPartialPrefills is how many requests may be part-way through a
-	// chunked prefill at once (vLLM default 1 in V0; V1 has no such limit
-	// and the default 0 means unlimited).
-	MaxNumPartialPrefills int     `yaml:"max_num_partial_prefills" json:"max_num_partial_prefills"`
-	Scheduler             string  `yaml:"scheduler" json:"scheduler"`
-	PreemptionMode        string  `yaml:"preemption_mode" json:"preemption_mode"`
-	SwapSpaceGiB          float64 `yaml:"swap_space_gib" json:"swap_space_gib"`
+	LongPrefillTokenThreshold int     `yaml:"long_prefill_token_threshold" json:"long_prefill_token_threshold"`
+	Scheduler                 string  `yaml:"scheduler" json:"scheduler"`
+	PreemptionMode            string  `yaml:"preemption_mode" json:"preemption_mode"`
+	SwapSpaceGiB              float64 `yaml:"swap_space_gib" json:"swap_space_gib"`
 	// AsyncScheduling overlaps the CPU work of scheduling the next step
 	// with the GPU running the current one (vLLM --async-scheduling; on by
 	// default in recent vLLM, off in 0.11 and earlier).
@@ -138,8 +134,6 @@ func (c Config) Validate(m *models.Model) error {
 		return &FieldError{Field: "block_size", Reason: fmt.Sprintf("%d is not in [1, 1024]", c.BlockSize)}
 	case c.LongPrefillTokenThreshold < 0:
 		return &FieldError{Field: "long_prefill_token_threshold", Reason: "must be >= 0"}
-	case c.MaxNumPartialPrefills < 0:
-		return &FieldError{Field: "max_num_partial_prefills", Reason: "must be >= 0"}
 	case c.Scheduler != SchedulerV1 && c.Scheduler != SchedulerV0:
 		return &FieldError{Field: "scheduler", Reason: fmt.Sprintf("%q is not v1 or v0", c.Scheduler)}
 	case c.PreemptionMode != PreemptRecompute && c.PreemptionMode != PreemptSwap:

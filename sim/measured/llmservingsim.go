@@ -1,0 +1,221 @@
+package measured
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"hash/fnv"
+	"io"
+	"io/fs"
+	"math"
+	"path"
+	"strings"
+)
+
+// llmsMeta is the part of LLMServingSim's bench meta.json Headroom uses.
+type llmsMeta struct {
+	Model       string `json:"model"`
+	VLLMVersion string `json:"vllm_version"`
+	EngineArgs  struct {
+		TP                  int     `json:"tensor_parallel_size"`
+		DP                  int     `json:"data_parallel_size"`
+		MaxNumSeqs          int     `json:"max_num_seqs"`
+		MaxNumBatchedTokens int     `json:"max_num_batched_tokens"`
+		MaxModelLen         *int    `json:"max_model_len"`
+		DType               string  `json:"dtype"`
+		KVCacheDType        string  `json:"kv_cache_dtype"`
+		GPUMemUtil          float64 `json:"gpu_memory_utilization"`
+	} `json:"engine_kwargs"`
+	DatasetPath string `json:"dataset_path"`
+	KVCache     *struct {
+		NumGPUBlocks        int     `json:"num_gpu_blocks"`
+		BlockSize           int     `json:"block_size"`
+		GPUMemUtil          float64 `json:"gpu_memory_utilization"`
+		EnablePrefixCaching *bool   `json:"enable_prefix_caching"`
+	} `json:"kv_cache"`
+	Hardware *struct {
+		DeviceName  string `json:"device_name"`
+		TotalMemory int64  `json:"device_total_memory_bytes"`
+		DeviceCount int    `json:"device_count"`
+	} `json:"hardware"`
+	Resolved *struct {
+		Scheduler *struct {
+			AsyncScheduling      *bool `json:"async_scheduling"`
+			EnableChunkedPrefill *bool `json:"enable_chunked_prefill"`
+		} `json:"scheduler_config"`
+	} `json:"resolved_config"`
+}
+
+// llmsRequest is one line of LLMServingSim's requests.jsonl: arrival_time
+// is epoch seconds at the frontend, the *_ts stamps are the engine's
+// monotonic clock.
+type llmsRequest struct {
+	ID         string   `json:"request_id"`
+	InputToks  int      `json:"input_toks"`
+	OutputToks int      `json:"output_toks"`
+	Arrival    float64  `json:"arrival_time"`
+	Queued     *float64 `json:"queued_ts"`
+	Scheduled  *float64 `json:"scheduled_ts"`
+	FirstToken *float64 `json:"first_token_ts"`
+	LastToken  *float64 `json:"last_token_ts"`
+}
+
+// llmsTokenBlock is the block size used to hash the prompt token ids of an
+// LLMServingSim workload (vLLM's default KV block size, so shared prefixes
+// map onto shared blocks exactly).
+const llmsTokenBlock = 16
+
+// LoadLLMServingSim reads an LLMServingSim bench run directory (meta.json,
+// requests.jsonl, config.json) from fsys. When the workload file meta.json
+// names is found next to the run (../workloads/), prompt token ids give
+// exact prefix identities. Times: TTFT = first_token_ts − queued_ts and
+// E2E = last_token_ts − queued_ts (the engine's own view, as the bench's
+// summary.txt reports them); send times come from arrival_time.
+func LoadLLMServingSim(fsys fs.FS, dir string) (*Run, error) {
+	name := func(f string) string { return path.Join(dir, f) }
+	var meta llmsMeta
+	if err := readJSON(fsys, name("meta.json"), &meta); err != nil {
+		return nil, err
+	}
+	run := &Run{
+		Name: path.Base(dir), Format: "llmservingsim", Model: meta.Model,
+		TP: max(meta.EngineArgs.TP, 1), DP: max(meta.EngineArgs.DP, 1), EngineVersion: meta.VLLMVersion,
+		ServerSide: true, HashTokens: llmsTokenBlock,
+	}
+	e := &run.Engine
+	e.MaxNumSeqs, e.MaxNumBatchedTokens = meta.EngineArgs.MaxNumSeqs, meta.EngineArgs.MaxNumBatchedTokens
+	if meta.EngineArgs.MaxModelLen != nil {
+		e.MaxModelLen = *meta.EngineArgs.MaxModelLen
+	}
+	e.DType, e.KVCacheDType, e.GPUMemoryUtilization = meta.EngineArgs.DType, meta.EngineArgs.KVCacheDType, meta.EngineArgs.GPUMemUtil
+	if kv := meta.KVCache; kv != nil {
+		run.LoggedBlocks, e.BlockSize = kv.NumGPUBlocks, kv.BlockSize
+		e.GPUMemoryUtilization = kv.GPUMemUtil
+		e.EnablePrefixCaching = kv.EnablePrefixCaching
+	}
+	if hw := meta.Hardware; hw != nil {
+		run.GPU, run.GPUMemoryBytes = hw.DeviceName, hw.TotalMemory
+		run.GPUNote = "meta.json hardware.device_name"
+	}
+	if r := meta.Resolved; r != nil && r.Scheduler != nil {
+		e.AsyncScheduling, e.EnableChunkedPrefill = r.Scheduler.AsyncScheduling, r.Scheduler.EnableChunkedPrefill
+	}
+	if run.GPU == "" {
+		var cfg struct {
+			Nodes []struct {
+				Instances []struct {
+					Hardware string `json:"hardware"`
+				} `json:"instances"`
+			} `json:"nodes"`
+		}
+		if err := readJSON(fsys, name("config.json"), &cfg); err == nil && len(cfg.Nodes) > 0 && len(cfg.Nodes[0].Instances) > 0 {
+			run.GPU = cfg.Nodes[0].Instances[0].Hardware
+			run.GPUNote = "config.json instances[0].hardware"
+		}
+	}
+
+	f, err := fsys.Open(name("requests.jsonl"))
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	reqs, err := readLLMSRequests(f, name("requests.jsonl"))
+	if err != nil {
+		return nil, err
+	}
+	run.Requests = reqs
+	if meta.DatasetPath != "" {
+		wl := path.Join(path.Dir(dir), "workloads", path.Base(meta.DatasetPath))
+		if wf, err := fsys.Open(wl); err == nil {
+			err = attachTokenHashes(wf, wl, run)
+			wf.Close()
+			if err != nil {
+				return nil, err
+			}
+		}
+	}
+	run.normalise()
+	return run, nil
+}
+
+func readLLMSRequests(r io.Reader, name string) ([]Request, error) {
+	var out []Request
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 1<<20), 64<<20)
+	line := 0
+	for sc.Scan() {
+		line++
+		txt := strings.TrimSpace(sc.Text())
+		if txt == "" {
+			continue
+		}
+		var q llmsRequest
+		if err := json.Unmarshal([]byte(txt), &q); err != nil {
+			return nil, fmt.Errorf("%s:%d: %w", name, line, err)
+		}
+		req := Request{SendS: q.Arrival, InputTokens: q.InputToks, OutputTokens: q.OutputToks, TTFTS: math.NaN(), E2ES: math.NaN()}
+		if q.Queued != nil && q.FirstToken != nil && q.LastToken != nil {
+			req.TTFTS = *q.FirstToken - *q.Queued
+			req.E2ES = *q.LastToken - *q.Queued
+		} else {
+			req.Error = "no engine timestamps"
+		}
+		out = append(out, req)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("%s: no requests", name)
+	}
+	return out, nil
+}
+
+// attachTokenHashes reads the workload's prompt token ids (one JSON line
+// per request, in request order) and stores a hash per 16-token block.
+func attachTokenHashes(r io.Reader, name string, run *Run) error {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 1<<20), 256<<20)
+	i := 0
+	for sc.Scan() && i < len(run.Requests) {
+		var w struct {
+			IDs []int64 `json:"input_tok_ids"`
+		}
+		if err := json.Unmarshal(sc.Bytes(), &w); err != nil {
+			return fmt.Errorf("%s:%d: %w", name, i+1, err)
+		}
+		if len(w.IDs) == run.Requests[i].InputTokens {
+			run.Requests[i].HashIDs = hashBlocks(w.IDs, llmsTokenBlock)
+		}
+		i++
+	}
+	return sc.Err()
+}
+
+// hashBlocks hashes each full block of ids (FNV-1a over the token ids).
+func hashBlocks(ids []int64, block int) []int64 {
+	out := make([]int64, 0, len(ids)/block)
+	for i := 0; i+block <= len(ids); i += block {
+		h := fnv.New64a()
+		var b [8]byte
+		for _, id := range ids[i : i+block] {
+			for k := range b {
+				b[k] = byte(id >> (8 * k))
+			}
+			h.Write(b[:])
+		}
+		out = append(out, int64(h.Sum64()>>1))
+	}
+	return out
+}
+
+func readJSON(fsys fs.FS, name string, v any) error {
+	b, err := fs.ReadFile(fsys, name)
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	return nil
+}

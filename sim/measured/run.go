@@ -1,0 +1,142 @@
+package measured
+
+import (
+	"math"
+
+	"github.com/headroom-sim/headroom/sim/stats"
+)
+
+// Request is one request of a measured run. Times are seconds; SendS is
+// relative to the run's first request.
+type Request struct {
+	SendS        float64 `json:"send_s"`
+	InputTokens  int     `json:"input_tokens"`
+	OutputTokens int     `json:"output_tokens"`
+	// TTFTS and E2ES are measured from SendS; NaN when unknown.
+	TTFTS float64 `json:"ttft_s"`
+	E2ES  float64 `json:"e2e_s"`
+	// ChunkTimesS are the arrival times of streamed chunks after the first,
+	// relative to SendS, when the tool records them (a chunk may hold
+	// several tokens).
+	ChunkTimesS []float64 `json:"chunk_times_s,omitempty"`
+	// HashIDs identify the prompt's content in blocks of Run.HashTokens
+	// tokens (equal leading ids = shared prefix); nil when unknown.
+	HashIDs []int64 `json:"hash_ids,omitempty"`
+	// Error is non-empty for failed requests.
+	Error string `json:"error,omitempty"`
+}
+
+// OK reports whether the request completed with timings.
+func (r *Request) OK() bool {
+	return r.Error == "" && !math.IsNaN(r.TTFTS) && !math.IsNaN(r.E2ES) && r.OutputTokens >= 1
+}
+
+// TPOTS is (e2e − ttft) / (output − 1): decode time per output token, the
+// benchmark tools' definition; ok is false for single-token outputs.
+func (r *Request) TPOTS() (float64, bool) {
+	if r.OutputTokens < 2 || !r.OK() {
+		return 0, false
+	}
+	return (r.E2ES - r.TTFTS) / float64(r.OutputTokens-1), true
+}
+
+// Engine is what a run records of the engine's settings; zero values are
+// unknown (the simulator then uses vLLM's defaults).
+type Engine struct {
+	MaxNumSeqs           int      `json:"max_num_seqs,omitempty"`
+	MaxNumBatchedTokens  int      `json:"max_num_batched_tokens,omitempty"`
+	MaxModelLen          int      `json:"max_model_len,omitempty"`
+	BlockSize            int      `json:"block_size,omitempty"`
+	GPUMemoryUtilization float64  `json:"gpu_memory_utilization,omitempty"`
+	EnablePrefixCaching  *bool    `json:"enable_prefix_caching,omitempty"`
+	EnableChunkedPrefill *bool    `json:"enable_chunked_prefill,omitempty"`
+	AsyncScheduling      *bool    `json:"async_scheduling,omitempty"`
+	KVCacheDType         string   `json:"kv_cache_dtype,omitempty"`
+	DType                string   `json:"dtype,omitempty"`
+	Extra                []string `json:"notes,omitempty"`
+}
+
+// Run is one measured benchmark run.
+type Run struct {
+	Name   string `json:"name"`
+	Format string `json:"format"`
+	// Model is a catalog id, alias or Hugging Face id; GPU a catalog id or
+	// alias ("" when the run does not say).
+	Model string `json:"model"`
+	GPU   string `json:"gpu"`
+	// GPUNote says how the GPU was identified.
+	GPUNote string `json:"gpu_note,omitempty"`
+	TP      int    `json:"tp"`
+	// DP is the number of data-parallel engines (replicas).
+	DP            int    `json:"dp"`
+	EngineVersion string `json:"engine_version,omitempty"`
+	Engine        Engine `json:"engine"`
+	// LoggedBlocks is the num_gpu_blocks the engine logged (0 unknown).
+	LoggedBlocks int `json:"logged_blocks,omitempty"`
+	// GPUMemoryBytes is the device memory the run recorded (0 unknown).
+	GPUMemoryBytes int64 `json:"gpu_memory_bytes,omitempty"`
+	// HashTokens is the tokens per HashIDs entry.
+	HashTokens int `json:"hash_tokens,omitempty"`
+	// ServerSide says the times were taken at the server (no network).
+	ServerSide bool      `json:"server_side"`
+	Requests   []Request `json:"requests"`
+}
+
+// Summary is a run's measured distributions, in milliseconds, and its
+// throughput.
+type Summary struct {
+	TTFTMS            stats.Summary `json:"ttft_ms"`
+	TPOTMS            stats.Summary `json:"tpot_ms"`
+	E2EMS             stats.Summary `json:"e2e_ms"`
+	RequestsPerS      float64       `json:"requests_per_s"`
+	OutputTokensPerS  float64       `json:"output_tokens_per_s"`
+	Completed, Failed int
+}
+
+// Summarize computes the run's measured metrics over its completed
+// requests. Throughput is completions over the time from the first send to
+// the last finish.
+func (r *Run) Summarize() Summary {
+	var ttft, tpot, e2e []float64
+	var s Summary
+	first, last := math.Inf(1), math.Inf(-1)
+	var out int
+	for i := range r.Requests {
+		q := &r.Requests[i]
+		if !q.OK() {
+			s.Failed++
+			continue
+		}
+		s.Completed++
+		ttft = append(ttft, q.TTFTS*1e3)
+		e2e = append(e2e, q.E2ES*1e3)
+		if t, ok := q.TPOTS(); ok {
+			tpot = append(tpot, t*1e3)
+		}
+		first = math.Min(first, q.SendS)
+		last = math.Max(last, q.SendS+q.E2ES)
+		out += q.OutputTokens
+	}
+	s.TTFTMS, s.TPOTMS, s.E2EMS = stats.Summarize(ttft), stats.Summarize(tpot), stats.Summarize(e2e)
+	if d := last - first; d > 0 {
+		s.RequestsPerS = float64(s.Completed) / d
+		s.OutputTokensPerS = float64(out) / d
+	}
+	return s
+}
+
+// normalise sorts nothing but shifts send times so the first is 0.
+func (r *Run) normalise() {
+	t0 := math.Inf(1)
+	for i := range r.Requests {
+		t0 = math.Min(t0, r.Requests[i].SendS)
+	}
+	if math.IsInf(t0, 1) {
+		return
+	}
+	for i := range r.Requests {
+		r.Requests[i].SendS -= t0
+	}
+}
+
+func boolp(b bool) *bool { return &b }

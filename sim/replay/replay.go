@@ -1,0 +1,112 @@
+package replay
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/headroom-sim/headroom/catalogs"
+	"github.com/headroom-sim/headroom/sim"
+	"github.com/headroom-sim/headroom/sim/measured"
+	"github.com/headroom-sim/headroom/sim/scenario"
+	"github.com/headroom-sim/headroom/sim/steptime"
+	"github.com/headroom-sim/headroom/sim/workload"
+)
+
+// Options adjust a replay.
+type Options struct {
+	// Profile replaces the GPU's default step-time coefficients.
+	Profile *steptime.Profile
+	// UseLoggedBlocks sizes the KV cache with the block count the run
+	// logged instead of the memory model's.
+	UseLoggedBlocks bool
+	// Seed for the (deterministic) simulation.
+	Seed int64
+}
+
+// Scenario returns the scenario a run corresponds to: its model, GPU,
+// parallelism and the engine settings it recorded (vLLM defaults for the
+// rest).
+func Scenario(run *measured.Run) scenario.Scenario {
+	s := scenario.Default()
+	s.Model, s.GPU, s.TP, s.Replicas = run.Model, run.GPU, max(run.TP, 1), max(run.DP, 1)
+	if s.Replicas > 1 {
+		s.Router = sim.RouterLeastOutstanding // vLLM's data-parallel load balancer
+	}
+	e, m := &s.Engine, &run.Engine
+	if m.MaxNumSeqs > 0 {
+		e.MaxNumSeqs = m.MaxNumSeqs
+	}
+	if m.MaxNumBatchedTokens > 0 {
+		e.MaxNumBatchedTokens = m.MaxNumBatchedTokens
+	}
+	if m.MaxModelLen > 0 {
+		e.MaxModelLen = m.MaxModelLen
+	}
+	if m.BlockSize > 0 {
+		e.BlockSize = m.BlockSize
+	}
+	if m.GPUMemoryUtilization > 0 {
+		e.GPUMemoryUtilization = m.GPUMemoryUtilization
+	}
+	if m.EnablePrefixCaching != nil {
+		e.EnablePrefixCaching = *m.EnablePrefixCaching
+	}
+	if m.EnableChunkedPrefill != nil {
+		e.EnableChunkedPrefill = *m.EnableChunkedPrefill
+	}
+	switch {
+	case m.AsyncScheduling != nil:
+		e.AsyncScheduling = *m.AsyncScheduling
+	case olderThan(run.EngineVersion, 0, 12):
+		e.AsyncScheduling = false // off by default before vLLM 0.12
+	}
+	if m.KVCacheDType != "" {
+		s.KVCacheDType = m.KVCacheDType
+	}
+	switch m.DType {
+	case "bfloat16", "bf16":
+		s.WeightsDType = "bf16"
+	case "float16", "fp16", "half":
+		s.WeightsDType = "fp16"
+	}
+	return s
+}
+
+// olderThan reports whether a "major.minor.patch" version is older than
+// major.minor; unknown versions are not.
+func olderThan(v string, major, minor int) bool {
+	var a, b int
+	if _, err := fmt.Sscanf(strings.TrimPrefix(v, "v"), "%d.%d", &a, &b); err != nil {
+		return false
+	}
+	return a < major || (a == major && b < minor)
+}
+
+// Config builds the simulation of run.
+func Config(run *measured.Run, cat *catalogs.Catalog, opt Options) (*scenario.Resolved, error) {
+	s := Scenario(run)
+	res, err := s.Resolve(scenario.Env{Catalog: cat})
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", run.Name, err)
+	}
+	cfg := &res.Config
+	if opt.Profile != nil {
+		cfg.Profile = *opt.Profile
+	}
+	if opt.UseLoggedBlocks && run.LoggedBlocks > 0 {
+		cfg.NumGPUBlocks = run.LoggedBlocks
+	}
+	recs := make([]workload.TraceRecord, 0, len(run.Requests))
+	for _, q := range run.Requests {
+		if q.Error != "" || q.InputTokens < 1 || q.OutputTokens < 1 {
+			continue
+		}
+		recs = append(recs, workload.TraceRecord{ArrivalS: q.SendS, InputTokens: q.InputTokens, OutputTokens: q.OutputTokens, HashIDs: q.HashIDs})
+	}
+	if len(recs) == 0 {
+		return nil, fmt.Errorf("%s: no completed requests to replay", run.Name)
+	}
+	cfg.Workload = sim.Workload{Trace: recs, TraceHashTokens: run.HashTokens}
+	cfg.Seed = uint64(max(opt.Seed, 1))
+	return res, nil
+}
