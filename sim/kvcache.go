@@ -18,7 +18,7 @@ type kvCache struct {
 	head    int32 // first block to evict/reuse; -1 when empty
 	tail    int32
 	numFree int
-	byHash  map[uint64]int32
+	byHash  *blockIndex
 
 	hitTokens, queryTokens int64
 	hits                   []int32 // scratch for lookup
@@ -37,7 +37,7 @@ func newKVCache(total, blockSize int, caching bool, units func(int) int) *kvCach
 	c := &kvCache{bs: blockSize, total: total, caching: caching, units: units,
 		blocks: make([]kvBlock, total), head: -1, tail: -1}
 	if caching {
-		c.byHash = make(map[uint64]int32)
+		c.byHash = newBlockIndex(total)
 	}
 	for i := range c.blocks {
 		c.blocks[i].prev = notQueued
@@ -86,7 +86,11 @@ func (c *kvCache) ensureHashes(r *request, n int) {
 		if k := len(r.hashes); k > 0 {
 			prev = r.hashes[k-1]
 		}
-		r.hashes = append(r.hashes, mix(prev, r.blockContent(c.bs)))
+		h := mix(prev, r.blockContent(c.bs))
+		if h == 0 {
+			h = 1 // 0 marks an empty slot of the block index
+		}
+		r.hashes = append(r.hashes, h)
 	}
 }
 
@@ -128,7 +132,7 @@ func (c *kvCache) lookup(r *request) []int32 {
 	maxHit := (n - 1) / c.bs
 	c.ensureHashes(r, maxHit*c.bs)
 	for i := 0; i < maxHit; i++ {
-		b, ok := c.byHash[r.hashes[i]]
+		b, ok := c.byHash.get(r.hashes[i])
 		if !ok {
 			break
 		}
@@ -166,7 +170,7 @@ func (c *kvCache) allocate(r *request, hits []int32, upto int) bool {
 		c.unlink(b)
 		blk := &c.blocks[b]
 		if blk.hashed {
-			delete(c.byHash, blk.hash)
+			c.byHash.del(blk.hash)
 			blk.hashed = false
 		}
 		blk.ref = 1
@@ -187,7 +191,7 @@ func (c *kvCache) commit(r *request) {
 	c.ensureHashes(r, full*c.bs)
 	for i := r.cached; i < full; i++ {
 		h := r.hashes[i]
-		if _, dup := c.byHash[h]; dup {
+		if _, dup := c.byHash.get(h); dup {
 			continue
 		}
 		blk := &c.blocks[r.blocks[i]]
@@ -195,7 +199,7 @@ func (c *kvCache) commit(r *request) {
 			continue
 		}
 		blk.hash, blk.hashed = h, true
-		c.byHash[h] = r.blocks[i]
+		c.byHash.put(h, r.blocks[i])
 	}
 	r.cached = full
 }

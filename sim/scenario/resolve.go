@@ -111,13 +111,17 @@ func (s *Scenario) Resolve(env Env) (*Resolved, error) {
 	cfg := sim.Config{
 		Model: m, GPU: g, Precision: prec, TP: s.TP, Replicas: s.Replicas, Router: s.Router,
 		Engine: eng, NumGPUBlocks: mp.NumGPUBlocks, BlockBytes: mp.BlockBytes,
-		BlockUnits:   func(n int) int { return memory.BlocksForTokens(m, bs, n) },
 		Profile:      prof,
 		NetworkRTTMS: s.NetworkRTTMS,
 		Workload:     w,
 		SLA:          s.SLA,
 		Report:       sim.ReportOptions{StallThresholdMS: s.Report.StallThresholdMS, Timeseries: s.Report.Timeseries},
 		Seed:         uint64(s.Workload.Seed),
+	}
+	if m.NumSlidingLayers() > 0 {
+		// Sliding-window layers hold at most the window: the block count of
+		// a sequence is not simply ceil(n / block_size).
+		cfg.BlockUnits = func(n int) int { return memory.BlocksForTokens(m, bs, n) }
 	}
 	res := &Resolved{Config: cfg, Memory: mp, Setup: setup}
 	if env.MaxRequests > 0 {

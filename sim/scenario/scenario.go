@@ -82,6 +82,15 @@ func (s *Scenario) applyWorkloadDefaults() {
 	if w.Arrival.IsZero() && len(w.Stages) == 0 {
 		w.Arrival = defaultArrival
 	}
+	if w.Arrival.Type == "" && len(w.Stages) == 0 {
+		// A rate alone means Poisson arrivals, a concurrency alone a closed loop.
+		switch {
+		case w.Arrival.RateRPS > 0 && w.Arrival.Concurrency == 0:
+			w.Arrival.Type = workload.ArrivalPoisson
+		case w.Arrival.Concurrency > 0 && w.Arrival.RateRPS == 0:
+			w.Arrival.Type = workload.ArrivalClosedLoop
+		}
+	}
 	if w.InputTokens.IsZero() {
 		w.InputTokens = defaultInput
 	}

@@ -2,11 +2,12 @@ package stats
 
 import "math"
 
-// Histogram counts positive values in logarithmic buckets of relative width
-// 0.2% (so any quantile is within 0.1% of the true sample value), from
-// 1e-3 to 1e9 in the recorded unit, plus exact count, sum, sum of squares,
-// minimum and maximum. It has a fixed size (about 14k buckets) whatever the
-// number of values.
+// Histogram counts positive values in HDR-style buckets: each power of two
+// from 2^-10 to 2^40 is split into 512 equal sub-buckets, so a bucket is at
+// most 0.2% wide and any quantile is within 0.1% of the sample value (values
+// outside the range are clamped into the end buckets; Max and Mean stay
+// exact). Adding a value is a few bit operations, and the size is fixed
+// (25,600 buckets) whatever the number of values.
 type Histogram struct {
 	counts []int64
 	n      int64
@@ -17,13 +18,13 @@ type Histogram struct {
 }
 
 const (
-	histLo     = 1e-3
-	histGrowth = 1.002
-	histHi     = 1e9
+	histSubBits  = 9
+	histSub      = 1 << histSubBits
+	histMinExp   = -10 // 2^-10 ≈ 0.001
+	histMaxExp   = 40  // 2^40 ≈ 1.1e12
+	histBuckets  = (histMaxExp - histMinExp) * histSub
+	mantissaBits = 52
 )
-
-var histBuckets = int(math.Ceil(math.Log(histHi/histLo)/math.Log(histGrowth))) + 2
-var histLogGrowth = math.Log(histGrowth)
 
 // NewHistogram returns an empty histogram.
 func NewHistogram() *Histogram {
@@ -31,19 +32,26 @@ func NewHistogram() *Histogram {
 }
 
 func bucketOf(v float64) int {
-	if v <= histLo {
+	if !(v > 0) {
 		return 0
 	}
-	b := int(math.Log(v/histLo)/histLogGrowth) + 1
-	return min(b, histBuckets-1)
+	bits := math.Float64bits(v)
+	exp := int(bits>>mantissaBits&0x7ff) - 1023
+	if exp < histMinExp {
+		return 0
+	}
+	if exp >= histMaxExp {
+		return histBuckets - 1
+	}
+	sub := int(bits >> (mantissaBits - histSubBits) & (histSub - 1))
+	return (exp-histMinExp)*histSub + sub
 }
 
-// bucketValue is the geometric midpoint of bucket b.
+// bucketValue is the midpoint of bucket b.
 func bucketValue(b int) float64 {
-	if b == 0 {
-		return histLo
-	}
-	return histLo * math.Exp((float64(b)-0.5)*histLogGrowth)
+	exp := b/histSub + histMinExp
+	sub := b % histSub
+	return math.Ldexp(1+(float64(sub)+0.5)/histSub, exp)
 }
 
 // Add records v with weight n (n identical values).

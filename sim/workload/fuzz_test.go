@@ -17,7 +17,7 @@ const fuzzName = "fuzz.trace"
 func FuzzParseTrace(f *testing.F) {
 	formats := TraceFormats()
 	for _, fx := range fixtures {
-		if seed := headLines(readFixture(f, fx.file), 2048); len(seed) > 0 {
+		if seed := headLines(readFixture(f, fx.file), 1024); len(seed) > 0 {
 			f.Add(uint8(slices.Index(formats, fx.format)), seed)
 		}
 	}

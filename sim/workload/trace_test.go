@@ -166,6 +166,7 @@ func TestParseTraceErrors(t *testing.T) {
 		{"unknown format", "sharegpt", "x", `trace.csv: unknown trace format "sharegpt" (want one of azure, mooncake, burstgpt, csv, jsonl, llmservingsim)`},
 		{"azure bad time", FormatAzure, "TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:15:46.68,374,44\n2023-13-16 18:15:46.68,374,44\n", `trace.csv:3: field TIMESTAMP: "2023-13-16 18:15:46.68" is not a time like "2023-11-16 18:15:46.6805900"`},
 		{"azure zero generated", FormatAzure, "TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:15:46.68,374,0\n", `trace.csv:2: field GeneratedTokens: must be >= 1, got 0`},
+		{"azure centuries apart", FormatAzure, "TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:15:46,1,1\n2523-11-16 18:15:46,1,1\n", `trace.csv:3: field TIMESTAMP: "2523-11-16 18:15:46" is more than 285 years from the first row`},
 		{"azure missing column", FormatAzure, "TIMESTAMP,ContextTokens\n", `trace.csv:1: field GeneratedTokens: missing column (want GeneratedTokens; the header has "TIMESTAMP,ContextTokens")`},
 		{"burstgpt bad response", FormatBurstGPT, "Timestamp,Model,Request tokens,Response tokens,Total tokens,Log Type\n1,ChatGPT,5,x,5,API log\n", `trace.csv:2: field Response tokens: "x" is not an integer`},
 		{"burstgpt zero request", FormatBurstGPT, "Timestamp,Model,Request tokens,Response tokens,Total tokens,Log Type\n1,ChatGPT,0,5,5,API log\n", `trace.csv:2: field Request tokens: must be >= 1, got 0`},

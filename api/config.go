@@ -1,0 +1,264 @@
+package api
+
+import (
+	"fmt"
+	"maps"
+	"net"
+	"reflect"
+	"runtime"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/knadh/koanf/parsers/yaml"
+	"github.com/knadh/koanf/providers/confmap"
+	"github.com/knadh/koanf/providers/env/v2"
+	"github.com/knadh/koanf/providers/file"
+	"github.com/knadh/koanf/v2"
+)
+
+// Config is the server's configuration. Keys are snake_case; sections nest
+// ("jobs.workers" in YAML is jobs: {workers: …}).
+type Config struct {
+	// Listen is the TCP address to listen on.
+	Listen string `koanf:"listen" yaml:"listen"`
+	// BodyLimitBytes bounds a request body (413 beyond it).
+	BodyLimitBytes int64 `koanf:"body_limit_bytes" yaml:"body_limit_bytes"`
+	// ShutdownGrace is how long running requests and jobs may take to
+	// finish after SIGINT/SIGTERM before they are cancelled.
+	ShutdownGrace time.Duration `koanf:"shutdown_grace" yaml:"shutdown_grace"`
+	// CatalogDir adds gpus/*.yaml and models/*.yaml to the built-in catalog.
+	CatalogDir string `koanf:"catalog_dir" yaml:"catalog_dir"`
+	// ModelStoreDir, when set, persists models added with POST /v1/models
+	// as <dir>/models/<id>.yaml and loads them at start.
+	ModelStoreDir string         `koanf:"model_store_dir" yaml:"model_store_dir"`
+	Simulate      SimulateConfig `koanf:"simulate" yaml:"simulate"`
+	Jobs          JobsConfig     `koanf:"jobs" yaml:"jobs"`
+	Log           LogConfig      `koanf:"log" yaml:"log"`
+}
+
+// SimulateConfig bounds the synchronous POST /v1/simulate.
+type SimulateConfig struct {
+	// SyncMaxRequests is the most simulated requests a synchronous call may
+	// run; larger scenarios get 422 and belong in a job.
+	SyncMaxRequests int `koanf:"sync_max_requests" yaml:"sync_max_requests"`
+	// SyncTimeout is the wall-time limit of a synchronous call.
+	SyncTimeout time.Duration `koanf:"sync_timeout" yaml:"sync_timeout"`
+}
+
+// JobsConfig sizes the job manager.
+type JobsConfig struct {
+	// Workers run jobs in parallel (default: the number of cores).
+	Workers int `koanf:"workers" yaml:"workers"`
+	// QueueSize bounds the jobs waiting for a worker (429 beyond it).
+	QueueSize int `koanf:"queue_size" yaml:"queue_size"`
+	// ResultTTL is how long a finished job is kept.
+	ResultTTL time.Duration `koanf:"result_ttl" yaml:"result_ttl"`
+	// MaxFinished bounds the finished jobs kept (oldest dropped first).
+	MaxFinished int `koanf:"max_finished" yaml:"max_finished"`
+	// MaxRequests bounds the simulated requests of one job.
+	MaxRequests int `koanf:"max_requests" yaml:"max_requests"`
+	// Timeout bounds the wall time of one job.
+	Timeout time.Duration `koanf:"timeout" yaml:"timeout"`
+}
+
+// LogConfig selects the log output.
+type LogConfig struct {
+	Level  string `koanf:"level" yaml:"level"`   // debug | info | warn | error
+	Format string `koanf:"format" yaml:"format"` // text | json
+}
+
+// DefaultConfig is the built-in configuration.
+func DefaultConfig() Config {
+	return Config{
+		Listen:         "127.0.0.1:8080",
+		BodyLimitBytes: 1 << 20,
+		ShutdownGrace:  30 * time.Second,
+		Simulate:       SimulateConfig{SyncMaxRequests: 20000, SyncTimeout: 30 * time.Second},
+		Jobs: JobsConfig{
+			Workers: runtime.NumCPU(), QueueSize: 64, ResultTTL: time.Hour, MaxFinished: 1000,
+			MaxRequests: 1000000, Timeout: time.Hour,
+		},
+		Log: LogConfig{Level: "info", Format: "text"},
+	}
+}
+
+// EnvPrefix starts every environment variable of the configuration.
+const EnvPrefix = "HEADROOM_"
+
+// EnvName is the environment variable that sets key: HEADROOM_ followed by
+// the key in upper case, with "__" between a section and its key
+// (jobs.queue_size is HEADROOM_JOBS__QUEUE_SIZE).
+func EnvName(key string) string {
+	return EnvPrefix + strings.ToUpper(strings.ReplaceAll(key, ".", "__"))
+}
+
+// envKey is the inverse of EnvName.
+func envKey(name string) string {
+	return strings.ReplaceAll(strings.ToLower(strings.TrimPrefix(name, EnvPrefix)), "__", ".")
+}
+
+// ConfigSources are the layers over the defaults, lowest first.
+type ConfigSources struct {
+	// File is a YAML file ("" for none).
+	File string
+	// Environ is the process environment as "NAME=value" entries; only
+	// HEADROOM_* entries are read, and each must name a key.
+	Environ []string
+	// Flags are the values of the flags the user set, by key.
+	Flags map[string]string
+}
+
+// ConfigKeys lists every configuration key, sorted.
+func ConfigKeys() []string {
+	var keys []string
+	var walk func(t reflect.Type, prefix string)
+	walk = func(t reflect.Type, prefix string) {
+		for i := range t.NumField() {
+			f := t.Field(i)
+			k := prefix + f.Tag.Get("koanf")
+			if f.Type.Kind() == reflect.Struct && f.Type != reflect.TypeFor[time.Duration]() {
+				walk(f.Type, k+".")
+				continue
+			}
+			keys = append(keys, k)
+		}
+	}
+	walk(reflect.TypeFor[Config](), "")
+	sort.Strings(keys)
+	return keys
+}
+
+// LoadConfig merges the defaults, the file, the environment and the flags,
+// in that order, and validates the result. Unknown keys in any layer are
+// errors naming the layer and the key.
+func LoadConfig(src ConfigSources) (Config, error) {
+	k := koanf.New(".")
+	if err := k.Load(confmap.Provider(defaultMap(), "."), nil); err != nil {
+		return Config{}, err
+	}
+	if src.File != "" {
+		fk := koanf.New(".")
+		if err := fk.Load(file.Provider(src.File), yaml.Parser()); err != nil {
+			return Config{}, fmt.Errorf("config file %s: %w", src.File, err)
+		}
+		if err := checkKeys(fk.Keys(), func(key string) string { return "config file " + src.File + ": key " + key }); err != nil {
+			return Config{}, err
+		}
+		if err := k.Merge(fk); err != nil {
+			return Config{}, err
+		}
+	}
+	ek := koanf.New(".")
+	names := map[string]string{}
+	err := ek.Load(env.Provider(".", env.Opt{
+		Prefix:      EnvPrefix,
+		EnvironFunc: func() []string { return src.Environ },
+		TransformFunc: func(name, v string) (string, any) {
+			key := envKey(name)
+			names[key] = name
+			return key, v
+		},
+	}), nil)
+	if err != nil {
+		return Config{}, fmt.Errorf("environment: %w", err)
+	}
+	if err := checkKeys(ek.Keys(), func(key string) string { return "environment: " + names[key] }); err != nil {
+		return Config{}, err
+	}
+	if err := k.Merge(ek); err != nil {
+		return Config{}, err
+	}
+	flags := map[string]any{}
+	for key, v := range src.Flags {
+		flags[key] = v
+	}
+	if err := checkKeys(slices.Sorted(maps.Keys(flags)), func(key string) string { return "flag for key " + key }); err != nil {
+		return Config{}, err
+	}
+	if err := k.Load(confmap.Provider(flags, "."), nil); err != nil {
+		return Config{}, err
+	}
+	var c Config
+	if err := k.UnmarshalWithConf("", &c, koanf.UnmarshalConf{Tag: "koanf"}); err != nil {
+		return Config{}, fmt.Errorf("configuration: %w", err)
+	}
+	return c, c.Validate()
+}
+
+// checkKeys reports the first key that is not a configuration key.
+func checkKeys(keys []string, where func(string) string) error {
+	known := ConfigKeys()
+	for _, key := range keys {
+		if _, ok := slices.BinarySearch(known, key); !ok {
+			return &ConfigError{Key: key, Reason: where(key) + " is not a configuration key (known: " + strings.Join(known, ", ") + ")"}
+		}
+	}
+	return nil
+}
+
+// ConfigError names a bad configuration key.
+type ConfigError struct {
+	Key    string
+	Reason string
+}
+
+func (e *ConfigError) Error() string { return e.Reason }
+
+// defaultMap is DefaultConfig as a flat key → value map.
+func defaultMap() map[string]any {
+	out := map[string]any{}
+	var walk func(v reflect.Value, prefix string)
+	walk = func(v reflect.Value, prefix string) {
+		t := v.Type()
+		for i := range t.NumField() {
+			f := t.Field(i)
+			k := prefix + f.Tag.Get("koanf")
+			if f.Type.Kind() == reflect.Struct {
+				walk(v.Field(i), k+".")
+				continue
+			}
+			out[k] = v.Field(i).Interface()
+		}
+	}
+	walk(reflect.ValueOf(DefaultConfig()), "")
+	return out
+}
+
+// Validate checks the values.
+func (c Config) Validate() error {
+	bad := func(key, reason string) error {
+		return &ConfigError{Key: key, Reason: fmt.Sprintf("%s: %s (%s)", key, reason, EnvName(key))}
+	}
+	if _, _, err := net.SplitHostPort(c.Listen); err != nil {
+		return bad("listen", fmt.Sprintf("%q is not host:port", c.Listen))
+	}
+	switch {
+	case c.BodyLimitBytes < 1024:
+		return bad("body_limit_bytes", "must be >= 1024")
+	case c.ShutdownGrace < 0:
+		return bad("shutdown_grace", "must be >= 0")
+	case c.Simulate.SyncMaxRequests < 1:
+		return bad("simulate.sync_max_requests", "must be >= 1")
+	case c.Simulate.SyncTimeout <= 0:
+		return bad("simulate.sync_timeout", "must be > 0")
+	case c.Jobs.Workers < 1 || c.Jobs.Workers > 1024:
+		return bad("jobs.workers", "must be in [1, 1024]")
+	case c.Jobs.QueueSize < 0 || c.Jobs.QueueSize > 1<<20:
+		return bad("jobs.queue_size", "must be in [0, 1048576]")
+	case c.Jobs.ResultTTL <= 0:
+		return bad("jobs.result_ttl", "must be > 0")
+	case c.Jobs.MaxFinished < 1:
+		return bad("jobs.max_finished", "must be >= 1")
+	case c.Jobs.MaxRequests < 1:
+		return bad("jobs.max_requests", "must be >= 1")
+	case c.Jobs.Timeout <= 0:
+		return bad("jobs.timeout", "must be > 0")
+	case !slices.Contains([]string{"debug", "info", "warn", "error"}, c.Log.Level):
+		return bad("log.level", fmt.Sprintf("%q is not debug, info, warn or error", c.Log.Level))
+	case !slices.Contains([]string{"text", "json"}, c.Log.Format):
+		return bad("log.format", fmt.Sprintf("%q is not text or json", c.Log.Format))
+	}
+	return nil
+}

@@ -1,0 +1,46 @@
+package sim_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/headroom-sim/headroom/catalogs"
+	"github.com/headroom-sim/headroom/sim"
+	"github.com/headroom-sim/headroom/sim/scenario"
+)
+
+// benchConfig is the speed case: Llama-3.1-8B on one H100,
+// Poisson 40 req/s, 512 input and 256 output tokens.
+func benchConfig(b *testing.B, requests int) sim.Config {
+	cat, err := catalogs.Builtin()
+	if err != nil {
+		b.Fatal(err)
+	}
+	s := scenario.Default()
+	s.Workload.Requests = requests
+	s.Workload.Arrival.RateRPS = 40
+	res, err := s.Resolve(scenario.Env{Catalog: cat})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return res.Config
+}
+
+func benchRun(b *testing.B, requests int) {
+	cfg := benchConfig(b, requests)
+	var events, steps int64
+	for b.Loop() {
+		rep, err := sim.Run(context.Background(), cfg)
+		if err != nil {
+			b.Fatal(err)
+		}
+		events, steps = rep.Simulation.Events, rep.Simulation.Steps
+	}
+	sec := b.Elapsed().Seconds() / float64(b.N)
+	b.ReportMetric(float64(requests)/sec, "requests/s")
+	b.ReportMetric(float64(events)/sec, "events/s")
+	b.ReportMetric(float64(steps)/sec, "steps/s")
+}
+
+func BenchmarkSimulate100k(b *testing.B) { benchRun(b, 100_000) }
+func BenchmarkSimulate1M(b *testing.B)   { benchRun(b, 1_000_000) }
