@@ -33,6 +33,9 @@ type Simulator struct {
 	tickNext  Time
 	// Progress, if set, is called with the fraction of requests finished.
 	progress func(float64)
+	// test hooks: after a step is scheduled, and when a request ends
+	onStep func(rp *replica, t Time)
+	onEnd  func(r *request, t Time, ok bool)
 }
 
 // Option adjusts a run.
@@ -177,6 +180,9 @@ func (s *Simulator) deliver(r *request, t Time) {
 	if reason != "" {
 		s.rejected++
 		s.m.reject(r, reason)
+		if s.onEnd != nil {
+			s.onEnd(r, t, false)
+		}
 		s.d.done(r, t, false)
 		return
 	}
@@ -225,6 +231,9 @@ func (s *Simulator) tryStart(rp *replica, t Time) {
 	if !ok {
 		return
 	}
+	if s.onStep != nil {
+		s.onStep(rp, t)
+	}
 	dt := rp.model.StepTime(&rp.batch) + rp.swapSec
 	end := t + max(Time(math.Ceil(dt*1e9)), 1)
 	rp.busy = true
@@ -259,6 +268,9 @@ func (s *Simulator) stepEnd(rp *replica, t Time) {
 				rp.kv.release(r)
 				s.completed++
 				s.m.finish(r, t)
+				if s.onEnd != nil {
+					s.onEnd(r, t, true)
+				}
 				s.d.done(r, t, true)
 				continue
 			}
