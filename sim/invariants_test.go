@@ -83,8 +83,8 @@ func randomConfig(t *testing.T, seed uint64) Config {
 		Profile:      steptime.DefaultProfile(g),
 		NetworkRTTMS: float64(r.IntN(3) * 20),
 		Workload:     w, Seed: seed,
-		Report:       ReportOptions{StallThresholdMS: 300, Timeseries: r.IntN(2) == 0},
-		SLA:          &SLA{TTFTMS: map[string]float64{"p99": 2000}, TPOTMS: map[string]float64{"p50": 100}},
+		Report: ReportOptions{StallThresholdMS: 300, Timeseries: r.IntN(2) == 0},
+		SLA:    &SLA{TTFTMS: map[string]float64{"p99": 2000}, TPOTMS: map[string]float64{"p50": 100}},
 	}
 	if m.NumSlidingLayers() > 0 {
 		mm := m
