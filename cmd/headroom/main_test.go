@@ -1,0 +1,160 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+// runCLI runs the command line in-process.
+func runCLI(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	getenv := func(string) string { return "" }
+	code = run(context.Background(), args, getenv, strings.NewReader(""), &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update)", err)
+	}
+	if string(want) != got {
+		t.Errorf("%s differs from the golden file (run go test -update and review the diff)\ngot:\n%s", name, got)
+	}
+}
+
+func TestExitCodes(t *testing.T) {
+	for _, c := range []struct {
+		name     string
+		args     []string
+		code     int
+		inStderr string
+	}{
+		{"help", []string{"help"}, 0, ""},
+		{"unknown command", []string{"frobnicate"}, 2, `unknown command "frobnicate"`},
+		{"unknown flag", []string{"capacity", "--nope"}, 2, "unknown flag --nope"},
+		{"bad int", []string{"capacity", "--tp", "x"}, 2, `--tp: invalid value "x"`},
+		{"unknown model", []string{"capacity", "--model", "llama-9"}, 2, "--model: unknown model"},
+		{"unknown gpu", []string{"capacity", "--gpu", "z100"}, 2, "--gpu: unknown GPU"},
+		{"bad utilization", []string{"capacity", "--gpu-memory-utilization", "1.5"}, 2, "--gpu-memory-utilization: 1.5 is not in (0, 1]"},
+		{"tp not dividing heads", []string{"capacity", "--tp", "3"}, 2, "--tp: 3 does not divide"},
+		{"prompt beyond max len", []string{"capacity", "--max-model-len", "1000", "--prompt-tokens", "900", "--output-tokens", "200"}, 2, "--output-tokens: prompt + output = 1100 tokens exceeds max_model_len 1000"},
+		{"bad kv dtype", []string{"capacity", "--kv-cache-dtype", "int4"}, 2, "--kv-cache-dtype"},
+		{"does not fit", []string{"capacity", "--model", "llama-3.1-70b", "--gpu", "h100-sxm"}, 3, "smallest tp that fits: 4"},
+		{"fits", []string{"capacity", "--model", "llama-3.1-70b", "--gpu", "h100-sxm", "--tp", "4"}, 0, ""},
+		{"bad output format", []string{"capacity", "--output", "xml"}, 2, `--output: "xml" is not table or json`},
+		{"scenario missing", []string{"simulate", "--scenario", "nope.yaml"}, 2, "--scenario"},
+		{"scenario bad field", []string{"simulate", "--set", "engine.max_num_seqz=3"}, 2, "field engine.max_num_seqz: unknown key"},
+		{"simulate infeasible", []string{"simulate", "--model", "llama-3.1-405b", "--requests", "10"}, 3, "does not fit"},
+		{"catalog show unknown", []string{"catalog", "show", "gpus", "h900"}, 2, "unknown GPU"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			code, _, stderr := runCLI(t, c.args...)
+			if code != c.code {
+				t.Errorf("exit code %d, want %d (stderr %q)", code, c.code, stderr)
+			}
+			if c.inStderr != "" && !strings.Contains(stderr, c.inStderr) {
+				t.Errorf("stderr %q does not contain %q", stderr, c.inStderr)
+			}
+			if c.code == 2 && strings.Count(strings.TrimSpace(stderr), "\n") > 0 {
+				t.Errorf("usage error is more than one line: %q", stderr)
+			}
+		})
+	}
+}
+
+// TestCapacityJSONGolden pins the public JSON contract of `headroom capacity`.
+func TestCapacityJSONGolden(t *testing.T) {
+	for _, c := range []struct {
+		golden string
+		args   []string
+	}{
+		{"capacity-llama8b-h100.json", []string{"capacity", "--output", "json", "--prompt-tokens", "1024", "--output-tokens", "256"}},
+		{"capacity-llama70b-h100-tp4.json", []string{"capacity", "--output", "json", "--model", "meta-llama/Llama-3.1-70B-Instruct", "--tp", "4", "--max-model-len", "32768"}},
+		{"capacity-deepseek-v3-h200-tp8.json", []string{"capacity", "--output", "json", "--model", "deepseek-v3", "--gpu", "h200", "--tp", "8", "--max-model-len", "32768"}},
+	} {
+		t.Run(c.golden, func(t *testing.T) {
+			code, out, stderr := runCLI(t, c.args...)
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, stderr)
+			}
+			var v map[string]any
+			if err := json.Unmarshal([]byte(out), &v); err != nil {
+				t.Fatal(err)
+			}
+			for _, k := range []string{"fits", "min_tp_that_fits", "max_concurrency", "kv_cache", "memory"} {
+				if _, ok := v[k]; !ok {
+					t.Errorf("missing key %q", k)
+				}
+			}
+			kv := v["kv_cache"].(map[string]any)
+			for _, k := range []string{"num_gpu_blocks", "num_tokens"} {
+				if _, ok := kv[k]; !ok {
+					t.Errorf("missing key kv_cache.%s", k)
+				}
+			}
+			mem := v["memory"].(map[string]any)
+			for _, k := range []string{"total_gib_per_gpu", "weights_gib_per_gpu", "activation_gib_per_gpu", "non_torch_gib_per_gpu", "kv_cache_gib_per_gpu"} {
+				if _, ok := mem[k]; !ok {
+					t.Errorf("missing key memory.%s", k)
+				}
+			}
+			golden(t, c.golden, out)
+		})
+	}
+}
+
+// TestExamplesRun runs every scenario in examples/ (shortened) and checks
+// each request is accounted for.
+func TestExamplesRun(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join("..", "..", "examples", "*.yaml"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no examples: %v", err)
+	}
+	for _, f := range files {
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			code, out, stderr := runCLI(t, "simulate", "--scenario", f, "--requests", "120", "--output", "json")
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, stderr)
+			}
+			var rep struct {
+				Requests struct{ Total, Completed, Rejected int }
+			}
+			if err := json.Unmarshal([]byte(out), &rep); err != nil {
+				t.Fatal(err)
+			}
+			if rep.Requests.Total == 0 || rep.Requests.Completed+rep.Requests.Rejected != rep.Requests.Total {
+				t.Errorf("requests %+v", rep.Requests)
+			}
+		})
+	}
+}
+
+func TestSimulateDefaultTable(t *testing.T) {
+	code, out, stderr := runCLI(t, "simulate", "--requests", "200")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{"TTFT", "TPOT", "ITL", "E2E", "Throughput", "KV cache"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("table lacks %q:\n%s", want, out)
+		}
+	}
+}
