@@ -46,7 +46,9 @@ func commands() []command {
 		{"capacity", "memory split, KV-cache blocks and max concurrency of a model on a GPU", runCapacity},
 		{"catalog", "list, show or import GPUs and models", runCatalog},
 		{"simulate", "simulate serving a workload and report latency, throughput and KV usage", runSimulate},
+		{"serve", "run the REST API server (catalogs, capacity, simulate, jobs) on 127.0.0.1:8080", runServe},
 		{"validate", "replay measured benchmark runs and compare predictions with measurements", runValidate},
+		{"calibrate", "fit the step-time model to a measured benchmark run and evaluate it on held-out runs", runCalibrate},
 	}
 }
 

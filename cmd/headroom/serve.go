@@ -1,0 +1,140 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/headroom-sim/headroom/api"
+)
+
+// environ is the process environment, replaced in tests.
+var environ = os.Environ
+
+// serveFlags maps each flag of `headroom serve` to its configuration key.
+var serveFlags = []struct{ flag, key, usage string }{
+	{"listen", "listen", "address to listen on (host:port)"},
+	{"body-limit-bytes", "body_limit_bytes", "largest request body in bytes (413 beyond)"},
+	{"shutdown-grace", "shutdown_grace", "time running requests and jobs get to finish on SIGINT/SIGTERM"},
+	{"catalog-dir", "catalog_dir", "directory of extra catalog entries (gpus/*.yaml, models/*.yaml)"},
+	{"model-store-dir", "model_store_dir", "directory where POST /v1/models persists models (models/<id>.yaml), loaded at start"},
+	{"sync-max-requests", "simulate.sync_max_requests", "most simulated requests of a synchronous POST /v1/simulate"},
+	{"sync-timeout", "simulate.sync_timeout", "wall-time limit of a synchronous POST /v1/simulate"},
+	{"job-workers", "jobs.workers", "jobs run in parallel (default: the number of cores)"},
+	{"job-queue-size", "jobs.queue_size", "jobs waiting for a worker before POST /v1/jobs answers 429"},
+	{"job-result-ttl", "jobs.result_ttl", "how long finished jobs are kept"},
+	{"job-max-finished", "jobs.max_finished", "most finished jobs kept"},
+	{"job-max-requests", "jobs.max_requests", "most simulated requests of one job"},
+	{"job-timeout", "jobs.timeout", "wall-time limit of one job"},
+	{"log-level", "log.level", "debug|info|warn|error"},
+	{"log-format", "log.format", "text|json"},
+}
+
+func runServe(ctx context.Context, e *env, args []string) error {
+	fs := newFlagSet("serve")
+	configFile := fs.String("config", "", "YAML configuration file (keys as --print-config shows them)")
+	printConfig := fs.Bool("print-config", false, "print the effective configuration as YAML and exit")
+	def := api.DefaultConfig()
+	defaults := configValues(def)
+	for _, f := range serveFlags {
+		fs.String(f.flag, "", fmt.Sprintf("%s (%s, env %s; default %s)", f.usage, f.key, api.EnvName(f.key), defaults[f.key]))
+	}
+	pos, err := parseFlags(fs, args, e.stdout)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return usagef("unexpected argument %q", pos[0])
+	}
+	keyOf := map[string]string{}
+	for _, f := range serveFlags {
+		keyOf[f.flag] = f.key
+	}
+	set := map[string]string{}
+	fs.Visit(func(f *flag.Flag) {
+		if key, ok := keyOf[f.Name]; ok {
+			set[key] = f.Value.String()
+		}
+	})
+	cfg, err := api.LoadConfig(api.ConfigSources{File: *configFile, Environ: environ(), Flags: set})
+	if err != nil {
+		return usagef("%v", err)
+	}
+	if *printConfig {
+		return writeConfig(e.stdout, cfg)
+	}
+	log, err := newLogger(e.stderr, cfg.Log)
+	if err != nil {
+		return usagef("%v", err)
+	}
+	cat, err := loadCatalog(e, cfg.CatalogDir)
+	if err != nil {
+		return err
+	}
+	dom, err := api.NewDomain(cat, cfg.ModelStoreDir)
+	if err != nil {
+		return usagef("--model-store-dir: %v", err)
+	}
+	srv, err := api.New(cfg, api.Options{Engine: dom, Logger: log})
+	if err != nil {
+		return err
+	}
+	return srv.ListenAndServe(ctx)
+}
+
+// writeConfig prints cfg as the YAML a --config file holds.
+func writeConfig(w io.Writer, cfg api.Config) error {
+	enc := yaml.NewEncoder(w)
+	enc.SetIndent(2)
+	if err := enc.Encode(cfg); err != nil {
+		return err
+	}
+	return enc.Close()
+}
+
+// configValues renders each key's value as text (durations as 30s).
+func configValues(cfg api.Config) map[string]string {
+	var raw map[string]any
+	b, _ := yaml.Marshal(cfg)
+	_ = yaml.Unmarshal(b, &raw)
+	out := map[string]string{}
+	var walk func(prefix string, m map[string]any)
+	walk = func(prefix string, m map[string]any) {
+		for k, v := range m {
+			if sub, ok := v.(map[string]any); ok {
+				walk(prefix+k+".", sub)
+				continue
+			}
+			out[prefix+k] = fmt.Sprint(v)
+		}
+	}
+	walk("", raw)
+	for _, k := range api.ConfigKeys() {
+		if _, ok := out[k]; !ok {
+			out[k] = ""
+		}
+	}
+	return out
+}
+
+// newLogger makes the server's logger on w.
+func newLogger(w io.Writer, c api.LogConfig) (*slog.Logger, error) {
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(c.Level)); err != nil {
+		return nil, fmt.Errorf("log.level: %w", err)
+	}
+	opts := &slog.HandlerOptions{Level: level}
+	switch c.Format {
+	case "json":
+		return slog.New(slog.NewJSONHandler(w, opts)), nil
+	case "text":
+		return slog.New(slog.NewTextHandler(w, opts)), nil
+	}
+	return nil, errors.New("log.format: want text or json")
+}

@@ -1,0 +1,131 @@
+package calibrate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+
+	"gonum.org/v1/gonum/optimize"
+
+	"github.com/headroom-sim/headroom/catalogs"
+	"github.com/headroom-sim/headroom/sim"
+	"github.com/headroom-sim/headroom/sim/measured"
+	"github.com/headroom-sim/headroom/sim/replay"
+	"github.com/headroom-sim/headroom/sim/steptime"
+)
+
+// MinRequests is the fewest completed requests a fit accepts.
+const MinRequests = 20
+
+// ErrTooFewRequests is returned for runs too small to fit.
+var ErrTooFewRequests = errors.New("too few completed requests to fit")
+
+// Options control a fit.
+type Options struct {
+	// Start is the profile to start from (nil: the GPU's defaults).
+	Start *steptime.Profile
+	// MaxEvaluations bounds the simulations (default 400).
+	MaxEvaluations int
+	// Prior weighs the pull towards the starting coefficients (default
+	// 0.002 per coefficient, in the optimiser's coordinates).
+	Prior float64
+}
+
+// Result is a fitted profile and how it fits the run.
+type Result struct {
+	Profile     steptime.Profile `json:"profile"`
+	Before      Evaluation       `json:"before"`
+	After       Evaluation       `json:"after"`
+	Evaluations int              `json:"evaluations"`
+	Fitted      []string         `json:"fitted"`
+}
+
+// Fit calibrates the step-time profile on run.
+func Fit(ctx context.Context, run *measured.Run, cat *catalogs.Catalog, opt Options) (*Result, error) {
+	sum := run.Summarize()
+	if sum.Completed < MinRequests {
+		return nil, fmt.Errorf("%s: %w: %d completed, need at least %d", run.Name, ErrTooFewRequests, sum.Completed, MinRequests)
+	}
+	ts := targets(run)
+	if len(ts) == 0 {
+		return nil, fmt.Errorf("%s: no measured latencies to fit", run.Name)
+	}
+	res, err := replay.Config(run, cat, replay.Options{})
+	if err != nil {
+		return nil, err
+	}
+	base := res.Config.Profile
+	if opt.Start != nil {
+		base = *opt.Start
+	}
+	if opt.MaxEvaluations <= 0 {
+		opt.MaxEvaluations = 400
+	}
+	if opt.Prior <= 0 {
+		opt.Prior = 0.002
+	}
+	ps := fitted(max(run.TP, 1))
+	x0 := coords(base, ps)
+	cfg := res.Config
+
+	var simErr error
+	evals := 0
+	simulate := func(p steptime.Profile) (*sim.Report, error) {
+		evals++
+		c := cfg
+		c.Profile = p
+		return sim.Run(ctx, c)
+	}
+	loss := func(x []float64) float64 {
+		if simErr != nil {
+			return math.Inf(1)
+		}
+		rep, err := simulate(apply(base, ps, x))
+		if err != nil {
+			simErr = err
+			return math.Inf(1)
+		}
+		l := logLoss(rep, ts)
+		for i := range x {
+			d := x[i] - x0[i]
+			l += opt.Prior * d * d
+		}
+		return l
+	}
+
+	before, err := simulate(base)
+	if err != nil {
+		return nil, err
+	}
+	prob := optimize.Problem{Func: loss}
+	settings := &optimize.Settings{
+		FuncEvaluations: opt.MaxEvaluations,
+		Converger:       &optimize.FunctionConverge{Absolute: 1e-6, Relative: 1e-4, Iterations: 40},
+	}
+	r, err := optimize.Minimize(prob, x0, settings, &optimize.NelderMead{SimplexSize: 0.6})
+	if simErr != nil {
+		return nil, simErr
+	}
+	if err != nil && r == nil {
+		return nil, fmt.Errorf("fit: %w", err)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	best := apply(base, ps, r.X)
+	best.Source = fmt.Sprintf("calibrated on %s", run.Name)
+	after, err := simulate(best)
+	if err != nil {
+		return nil, err
+	}
+	out := &Result{Profile: best, Before: evaluation(run.Name, before, ts), After: evaluation(run.Name, after, ts), Evaluations: evals}
+	if out.After.Loss > out.Before.Loss {
+		// Never return something worse than the start.
+		out.Profile, out.After = base, out.Before
+	}
+	for _, q := range ps {
+		out.Fitted = append(out.Fitted, q.name)
+	}
+	return out, nil
+}
