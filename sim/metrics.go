@@ -42,6 +42,9 @@ type metrics struct {
 	series []TimePoint
 	// tokens produced per second bucket
 	secOut, secIn []int64
+
+	requestSink func(RequestSample)
+	tokenSink   func(tS, gapMS float64)
 }
 
 func newMetrics(stages int, stallMS float64, rtt Time) *metrics {
@@ -87,6 +90,9 @@ func (m *metrics) token(r *request, t Time) {
 	r.lastToken = t
 	g := float64(gap) / nsPerMS
 	m.all.itl.Add(g, 1)
+	if m.tokenSink != nil {
+		m.tokenSink(float64(t)/1e9, g)
+	}
 	stalled := gap > m.stallNS
 	if stalled {
 		m.all.stalls++
@@ -124,6 +130,13 @@ func (m *metrics) finish(r *request, t Time) {
 	if r.output > 1 {
 		s.tpot = s.decode / float64(r.output-1)
 		s.hasTPOT = true
+	}
+	if m.requestSink != nil {
+		m.requestSink(RequestSample{
+			SentS: float64(r.sent) / 1e9, FirstTokenS: float64(r.firstToken+m.rtt/2) / 1e9, FinishS: float64(t+m.rtt/2) / 1e9,
+			TTFTMS: s.ttft, TPOTMS: s.tpot, E2EMS: s.e2e, InputTokens: r.input, OutputTokens: r.output,
+			Stage: int(r.stage), Preemptions: int(r.preemptions),
+		})
 	}
 	done := t + m.rtt/2
 	if done > m.lastDone {

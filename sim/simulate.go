@@ -44,6 +44,22 @@ type Option func(*Simulator)
 // WithProgress reports progress (0–1) about every 1% of requests.
 func WithProgress(f func(float64)) Option { return func(s *Simulator) { s.progress = f } }
 
+// RequestSample is one completed request, for plots and exports.
+type RequestSample struct {
+	SentS, FirstTokenS, FinishS float64 // client send, first token and last token times (s)
+	TTFTMS, TPOTMS, E2EMS       float64 // TPOTMS is 0 for single-token outputs
+	InputTokens, OutputTokens   int
+	Stage                       int
+	Preemptions                 int
+}
+
+// WithRequestSink calls f for every completed request, in completion order.
+func WithRequestSink(f func(RequestSample)) Option { return func(s *Simulator) { s.m.requestSink = f } }
+
+// WithTokenSink calls f for every inter-token gap: the time of the later
+// token (s) and the gap (ms).
+func WithTokenSink(f func(tS, gapMS float64)) Option { return func(s *Simulator) { s.m.tokenSink = f } }
+
 // Run simulates cfg and returns its report. It stops early with ctx's
 // error when ctx is cancelled, and with ErrEventLimit past the event limit.
 func Run(ctx context.Context, cfg Config, opts ...Option) (*Report, error) {

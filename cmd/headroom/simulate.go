@@ -11,8 +11,6 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"go.yaml.in/yaml/v3"
-
 	"github.com/headroom-sim/headroom/catalogs"
 	"github.com/headroom-sim/headroom/hardware"
 	"github.com/headroom-sim/headroom/sim"
@@ -36,20 +34,6 @@ type scenarioFlags struct {
 	model, gpu                    string
 	tp, replicas, requests        int
 	rate                          float64
-}
-
-func (f *scenarioFlags) register(fs interface {
-	StringVar(*string, string, string, string)
-	IntVar(*int, string, int, string)
-	Int64Var(*int64, string, int64, string)
-	Float64Var(*float64, string, float64, string)
-	Var(v flagValue, name, usage string)
-}) {
-}
-
-type flagValue interface {
-	String() string
-	Set(string) error
 }
 
 func runSimulate(ctx context.Context, e *env, args []string) error {
@@ -203,37 +187,19 @@ func scenarioError(err error) error {
 
 // applySets merges path=value overrides into a YAML document.
 func applySets(doc []byte, sets []string) ([]byte, error) {
-	root := map[string]any{}
-	if len(strings.TrimSpace(string(doc))) > 0 {
-		if err := yaml.Unmarshal(doc, &root); err != nil {
-			return nil, usagef("scenario: %v", err)
-		}
-		if root == nil {
-			root = map[string]any{}
-		}
-	}
+	var ovs []scenario.Override
 	for _, s := range sets {
-		path, val, ok := strings.Cut(s, "=")
-		if !ok || path == "" {
-			return nil, usagef("--set: %q is not path=value", s)
+		o, err := scenario.ParseOverride(s)
+		if err != nil {
+			return nil, usagef("--set: %v", err)
 		}
-		var v any
-		if err := yaml.Unmarshal([]byte(val), &v); err != nil {
-			return nil, usagef("--set %s: %v", path, err)
-		}
-		keys := strings.Split(path, ".")
-		m := root
-		for _, k := range keys[:len(keys)-1] {
-			next, ok := m[k].(map[string]any)
-			if !ok {
-				next = map[string]any{}
-				m[k] = next
-			}
-			m = next
-		}
-		m[keys[len(keys)-1]] = v
+		ovs = append(ovs, o)
 	}
-	return yaml.Marshal(root)
+	out, err := scenario.ApplyOverrides(doc, ovs...)
+	if err != nil {
+		return nil, usagef("%v", err)
+	}
+	return out, nil
 }
 
 func writeReportTable(w io.Writer, sc *scenario.Scenario, res *scenario.Resolved, r *sim.Report) {
