@@ -49,6 +49,11 @@ func commands() []command {
 		{"serve", "run the REST API server (catalogs, capacity, simulate, jobs) on 127.0.0.1:8080", runServe},
 		{"validate", "replay measured benchmark runs and compare predictions with measurements", runValidate},
 		{"calibrate", "fit the step-time model to a measured benchmark run and evaluate it on held-out runs", runCalibrate},
+		{"maxload", "find the highest load a configuration sustains within its SLA", runMaxLoad},
+		{"sweep", "simulate a grid of what-ifs over any scenario fields, in parallel", runSweep},
+		{"plan", "rank the cheapest GPU × TP × replica clusters that meet an SLA", runPlan},
+		{"curve", "throughput–latency staircase with the knee marked", runCurve},
+		{"compare", "run two scenarios on the same workload side by side", runCompare},
 	}
 }
 

@@ -104,6 +104,20 @@ func runSimulate(ctx context.Context, e *env, args []string) error {
 // overrides and resolves it; file references are relative to the
 // scenario's directory.
 func loadScenario(e *env, cat *catalogs.Catalog, f *scenarioFlags) (*scenario.Resolved, *scenario.Scenario, error) {
+	sc, env, err := decodeScenario(e, cat, f)
+	if err != nil {
+		return nil, nil, err
+	}
+	res, err := sc.Resolve(env)
+	if err != nil {
+		return nil, &sc, scenarioError(err)
+	}
+	return res, &sc, nil
+}
+
+// decodeScenario reads the scenario (or the default) with the flag
+// overrides, and the environment to resolve it in.
+func decodeScenario(e *env, cat *catalogs.Catalog, f *scenarioFlags) (scenario.Scenario, scenario.Env, error) {
 	var sets []string
 	add := func(cond bool, k string, v any) {
 		if cond {
@@ -125,7 +139,7 @@ func loadScenario(e *env, cat *catalogs.Catalog, f *scenarioFlags) (*scenario.Re
 	if f.file != "" {
 		b, err := os.ReadFile(f.file)
 		if err != nil {
-			return nil, nil, usagef("--scenario: %v", err)
+			return scenario.Scenario{}, scenario.Env{}, usagef("--scenario: %v", err)
 		}
 		doc, name, dir = b, f.file, filepath.Dir(f.file)
 	}
@@ -139,12 +153,12 @@ func loadScenario(e *env, cat *catalogs.Catalog, f *scenarioFlags) (*scenario.Re
 		}
 		if len(sets) > 0 {
 			if doc, err = applySets(doc, sets); err != nil {
-				return nil, nil, err
+				return sc, scenario.Env{}, err
 			}
 			name += " (with overrides)"
 		}
 		if sc, err = scenario.Decode(strings.NewReader(string(doc)), name); err != nil {
-			return nil, nil, usagef("%v", err)
+			return sc, scenario.Env{}, usagef("%v", err)
 		}
 	}
 	env := scenario.Env{
@@ -163,11 +177,20 @@ func loadScenario(e *env, cat *catalogs.Catalog, f *scenarioFlags) (*scenario.Re
 			return loadProfileFile(p)
 		},
 	}
-	res, err := sc.Resolve(env)
+	return sc, env, nil
+}
+
+// loadScenarioOnly reads and decodes the scenario (with overrides) and
+// returns the environment that resolves it, without resolving.
+func loadScenarioOnly(e *env, cat *catalogs.Catalog, f *scenarioFlags) (scenario.Env, *scenario.Scenario, error) {
+	sc, env, err := decodeScenario(e, cat, f)
 	if err != nil {
-		return nil, &sc, scenarioError(err)
+		return env, nil, err
 	}
-	return res, &sc, nil
+	if err := sc.Validate(); err != nil {
+		return env, nil, scenarioError(err)
+	}
+	return env, &sc, nil
 }
 
 // scenarioError maps resolution errors to exit codes: infeasible

@@ -176,7 +176,11 @@ func (r *Runner) Plan(ctx context.Context, spec PlanSpec, progress func(float64)
 		return res, ErrNoCandidates
 	}
 
-	prog := NewProgress(len(live), progress)
+	steps := len(live)
+	if !spec.SkipHeadroom {
+		steps *= 2 // a replica search and a headroom search per candidate
+	}
+	prog := NewProgress(steps, progress)
 	var mu sync.Mutex
 	sims := 0
 	simulate := func(p pair, replicas int) (Candidate, error) {
@@ -257,8 +261,10 @@ func (r *Runner) Plan(ctx context.Context, spec PlanSpec, progress func(float64)
 			res.Missed = append(res.Missed, *f.miss)
 		}
 	}
-	if !spec.SkipHeadroom && len(res.Candidates) > 0 {
-		prog.Grow(len(res.Candidates))
+	if !spec.SkipHeadroom {
+		for range len(live) - len(res.Candidates) {
+			prog.Step() // no headroom search for what missed the SLA
+		}
 		parallel(ctx, len(res.Candidates), r.Workers, func(i int) {
 			defer prog.Step()
 			c := &res.Candidates[i]

@@ -1,0 +1,487 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/headroom-sim/headroom/sim/plan"
+	"github.com/headroom-sim/headroom/sim/scenario"
+)
+
+// planFlags are the scenario flags shared by the planning commands.
+type planFlags struct {
+	scenarioFlags
+	format   string
+	progress bool
+	plotDir  string
+}
+
+func (p *planFlags) register(fs *flag.FlagSet, formats string) {
+	fs.StringVar(&p.file, "scenario", "", "scenario file (YAML or JSON); without it the built-in default")
+	fs.StringVar(&p.format, "output", "table", "output format: "+formats)
+	fs.Int64Var(&p.seed, "seed", 0, "workload seed (overrides workload.seed)")
+	fs.StringVar(&p.model, "model", "", "override model")
+	fs.StringVar(&p.gpu, "gpu", "", "override gpu")
+	fs.IntVar(&p.tp, "tp", 0, "override tp")
+	fs.IntVar(&p.replicas, "replicas", 0, "override replicas")
+	fs.IntVar(&p.requests, "requests", 0, "override workload.requests")
+	fs.Float64Var(&p.rate, "rate-rps", 0, "override workload.arrival.rate_rps")
+	fs.Var(&p.sets, "set", "override any scenario field: --set engine.max_num_seqs=128 (repeatable)")
+	fs.StringVar(&p.calibration, "calibration", "", "step-time profile from `headroom calibrate`")
+	fs.StringVar(&p.catalogDir, "catalog-dir", "", "directory of extra catalog entries")
+	fs.BoolVar(&p.progress, "progress", false, "print a progress bar to stderr")
+	fs.StringVar(&p.plotDir, "plot-dir", "", "write SVG plots into this directory")
+}
+
+// setup builds the runner and the base scenario.
+func (p *planFlags) setup(e *env, _ any, formats ...string) (*plan.Runner, scenario.Scenario, error) {
+	ok := false
+	for _, f := range formats {
+		ok = ok || p.format == f
+	}
+	if !ok {
+		return nil, scenario.Scenario{}, usagef("--output: %q is not %s", p.format, strings.Join(formats, ", "))
+	}
+	cat, err := loadCatalog(e, p.catalogDir)
+	if err != nil {
+		return nil, scenario.Scenario{}, err
+	}
+	res, sc, err := loadScenarioOnly(e, cat, &p.scenarioFlags)
+	if err != nil {
+		return nil, scenario.Scenario{}, err
+	}
+	return &plan.Runner{Env: res}, *sc, nil
+}
+
+// progressBar draws a progress bar on w.
+func progressBar(w io.Writer, on bool, label string) func(float64) {
+	if !on {
+		return nil
+	}
+	return func(f float64) {
+		n := int(f * 30)
+		fmt.Fprintf(w, "\r%s [%s%s] %3.0f%%", label, strings.Repeat("#", n), strings.Repeat(".", 30-n), 100*f)
+		if f >= 1 {
+			fmt.Fprintln(w)
+		}
+	}
+}
+
+func parseFloats(flag, s string) ([]float64, error) {
+	var out []float64
+	for _, f := range strings.Split(s, ",") {
+		v, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
+		if err != nil || !(v > 0) {
+			return nil, usagef("--%s: %q is not a positive number", flag, f)
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+func parseInts(flag, s string) ([]int, error) {
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		v, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || v < 1 {
+			return nil, usagef("--%s: %q is not a positive integer", flag, f)
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+func runSweep(ctx context.Context, e *env, args []string) error {
+	var p planFlags
+	var axes setFlags
+	var list bool
+	fs := newFlagSet("sweep")
+	p.register(fs, "table|csv|json")
+	fs.Var(&axes, "axis", "swept field and values: --axis engine.max_num_seqs=32,64,128 (repeatable; values in YAML syntax)")
+	fs.BoolVar(&list, "list", false, "pair the axes' values index by index instead of crossing them")
+	pos, err := parseFlags(fs, args, e.stdout)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return usagef("unexpected argument %q", pos[0])
+	}
+	if len(axes) == 0 {
+		return usagef("--axis: give at least one swept field, e.g. --axis engine.max_num_seqs=32,64,128")
+	}
+	r, sc, err := p.setup(e, fs, "table", "csv", "json")
+	if err != nil {
+		return err
+	}
+	spec := plan.SweepSpec{Scenario: sc, List: list}
+	for _, a := range axes {
+		path, vals, ok := strings.Cut(a, "=")
+		if !ok || path == "" || vals == "" {
+			return usagef("--axis: %q is not path=v1,v2,...", a)
+		}
+		ax := plan.Axis{Path: path}
+		for _, v := range strings.Split(vals, ",") {
+			o, err := scenario.ParseOverride(path + "=" + v)
+			if err != nil {
+				return usagef("--axis %s: %v", path, err)
+			}
+			ax.Values = append(ax.Values, o.Value)
+		}
+		spec.Axes = append(spec.Axes, ax)
+	}
+	res, err := r.Sweep(ctx, spec, progressBar(e.stderr, p.progress, "sweep"))
+	if err != nil {
+		return scenarioError(err)
+	}
+	if err := writePlots(&p, res); err != nil {
+		return err
+	}
+	switch p.format {
+	case "json":
+		return writeJSON(e.stdout, res)
+	case "csv":
+		return res.WriteCSV(e.stdout)
+	}
+	writeSweepTable(e.stdout, res)
+	return nil
+}
+
+// sweepColumns are the metrics the sweep table shows.
+var sweepColumns = []string{"throughput.requests_per_s", "throughput.output_tokens_per_s", "ttft_ms.p50", "ttft_ms.p99", "tpot_ms.p50", "tpot_ms.p99", "e2e_ms.p99", "preemptions", "kv_cache.peak_usage_ratio"}
+
+func writeSweepTable(w io.Writer, res *plan.SweepResult) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	idx := map[string]int{}
+	for i, c := range res.Columns {
+		idx[c] = i
+	}
+	head := append(append([]string{}, res.Axes...), sweepColumns...)
+	fmt.Fprintln(tw, strings.Join(head, "\t")+"\t")
+	for _, pt := range res.Points {
+		var cells []string
+		for _, v := range pt.Values {
+			cells = append(cells, fmt.Sprint(v))
+		}
+		if pt.Error != "" {
+			cells = append(cells, "error: "+pt.Error)
+			fmt.Fprintln(tw, strings.Join(cells, "\t")+"\t")
+			continue
+		}
+		for _, c := range sweepColumns {
+			if i, ok := idx[c]; ok && i < len(pt.Metrics) {
+				cells = append(cells, strconv.FormatFloat(pt.Metrics[i], 'f', 2, 64))
+			}
+		}
+		fmt.Fprintln(tw, strings.Join(cells, "\t")+"\t")
+	}
+	tw.Flush()
+}
+
+func runPlan(ctx context.Context, e *env, args []string) error {
+	var p planFlags
+	var gpus, tps string
+	var prices setFlags
+	var maxReplicas int
+	var noHeadroom bool
+	var pareto string
+	fs := newFlagSet("plan")
+	p.register(fs, "table|json")
+	fs.StringVar(&gpus, "gpus", "", "candidate GPU ids, comma-separated (default: the whole catalog)")
+	fs.StringVar(&tps, "tps", "1,2,4,8", "candidate tensor-parallel degrees")
+	fs.IntVar(&maxReplicas, "max-replicas", 16, "most replicas to try per GPU and TP")
+	fs.Var(&prices, "price", "override a GPU's price: --price h100-sxm=2.10 (USD per GPU-hour; repeatable)")
+	fs.BoolVar(&noHeadroom, "no-headroom", false, "skip the headroom search of each candidate")
+	fs.StringVar(&pareto, "pareto-metric", "e2e_ms.p99", "latency the Pareto front trades against cost")
+	pos, err := parseFlags(fs, args, e.stdout)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return usagef("unexpected argument %q", pos[0])
+	}
+	r, sc, err := p.setup(e, fs, "table", "json")
+	if err != nil {
+		return err
+	}
+	if sc.SLA == nil {
+		return usagef("sla: the scenario needs an sla to plan against (e.g. --set sla.ttft_ms.p99=1000 --set sla.tpot_ms.p99=150)")
+	}
+	spec := plan.PlanSpec{Scenario: sc, MaxReplicas: maxReplicas, SkipHeadroom: noHeadroom, ParetoMetric: pareto, PricePerGPUHourUSD: map[string]float64{}}
+	if gpus != "" {
+		for _, g := range strings.Split(gpus, ",") {
+			gg, err := r.Env.Catalog.GPU(strings.TrimSpace(g))
+			if err != nil {
+				return usagef("--gpus: %v", err)
+			}
+			spec.GPUs = append(spec.GPUs, gg.ID)
+		}
+	}
+	if spec.TPs, err = parseInts("tps", tps); err != nil {
+		return err
+	}
+	for _, pr := range prices {
+		id, v, ok := strings.Cut(pr, "=")
+		f, err := strconv.ParseFloat(v, 64)
+		g, gerr := r.Env.Catalog.GPU(id)
+		if !ok || err != nil || f < 0 || gerr != nil {
+			return usagef("--price: %q is not gpu=USD-per-hour with a known GPU", pr)
+		}
+		spec.PricePerGPUHourUSD[g.ID] = f
+	}
+	res, err := r.Plan(ctx, spec, progressBar(e.stderr, p.progress, "plan"))
+	if err != nil {
+		if err == plan.ErrNoCandidates {
+			return &infeasibleError{"no candidate configuration fits the model; see pruned"}
+		}
+		return scenarioError(err)
+	}
+	if err := writePlots(&p, res); err != nil {
+		return err
+	}
+	if p.format == "json" {
+		return writeJSON(e.stdout, res)
+	}
+	writePlanTable(e.stdout, res)
+	if len(res.Candidates) == 0 {
+		return &infeasibleError{"no candidate meets the SLA within --max-replicas"}
+	}
+	return nil
+}
+
+func writePlanTable(w io.Writer, res *plan.PlanResult) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(w, "Target load: %g (%s); %d simulations\n\n", res.TargetLoad, res.Dimension, res.Simulations)
+	fmt.Fprintln(tw, "rank\tgpu\ttp\treplicas\tgpus\tUSD/h\tUSD/Mtok out\tTTFT p99 ms\tTPOT p99 ms\tout tok/s\theadroom\tlimit\tpareto\t")
+	for i, c := range res.Candidates {
+		mark := ""
+		if c.Pareto {
+			mark = "*"
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%d\t%d\t%d\t%.2f\t%.3f\t%.0f\t%.1f\t%.0f\t%.2fx\t%s\t%s\t\n", i+1, c.GPU, c.TP, c.Replicas, c.GPUs, c.CostPerHourUSD, c.CostPerMillionOutputTokensUSD,
+			c.TTFTP99MS, c.TPOTP99MS, c.OutputTokensPerS, c.Headroom, c.HeadroomLimiting, mark)
+	}
+	tw.Flush()
+	if len(res.Missed) > 0 {
+		fmt.Fprintf(w, "\nMissed the SLA even at the most replicas tried:")
+		for _, c := range res.Missed {
+			fmt.Fprintf(w, " %s×tp%d×%d", c.GPU, c.TP, c.Replicas)
+		}
+		fmt.Fprintln(w)
+	}
+	if len(res.Pruned) > 0 {
+		fmt.Fprintf(w, "\nPruned before simulating (%d): ", len(res.Pruned))
+		for i, p := range res.Pruned {
+			if i > 0 {
+				fmt.Fprint(w, ", ")
+			}
+			fmt.Fprintf(w, "%s tp%d", p.GPU, p.TP)
+		}
+		fmt.Fprintln(w)
+	}
+}
+
+func runCurve(ctx context.Context, e *env, args []string) error {
+	var p planFlags
+	var rates, concs string
+	var step float64
+	fs := newFlagSet("curve")
+	p.register(fs, "table|json")
+	fs.StringVar(&rates, "rates", "", "staircase of arrival rates, req/s: 1,2,4,8")
+	fs.StringVar(&concs, "concurrencies", "", "staircase of closed-loop concurrencies: 1,4,16,64")
+	fs.Float64Var(&step, "step-duration-s", 60, "seconds per step")
+	pos, err := parseFlags(fs, args, e.stdout)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return usagef("unexpected argument %q", pos[0])
+	}
+	if (rates == "") == (concs == "") {
+		return usagef("--rates or --concurrencies: give one of them")
+	}
+	r, sc, err := p.setup(e, fs, "table", "json")
+	if err != nil {
+		return err
+	}
+	spec := plan.CurveSpec{Scenario: sc, StepDurationS: step}
+	if rates != "" {
+		if spec.RatesRPS, err = parseFloats("rates", rates); err != nil {
+			return err
+		}
+	} else if spec.Concurrencies, err = parseInts("concurrencies", concs); err != nil {
+		return err
+	}
+	res, err := r.Curve(ctx, spec, progressBar(e.stderr, p.progress, "curve"))
+	if err != nil {
+		return scenarioError(err)
+	}
+	if err := writePlots(&p, res); err != nil {
+		return err
+	}
+	if p.format == "json" {
+		return writeJSON(e.stdout, res)
+	}
+	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "%s\treq/s\tout tok/s\tTTFT p50\tTTFT p99\tTPOT p50\tTPOT p99\tE2E p99\tsla\tknee\t\n", res.Dimension)
+	for _, pt := range res.Points {
+		sla := "-"
+		if pt.SLAMet != nil {
+			sla = map[bool]string{true: "met", false: "MISSED"}[*pt.SLAMet]
+		}
+		knee := ""
+		if pt.Knee {
+			knee = "<- knee"
+		}
+		fmt.Fprintf(tw, "%g\t%.2f\t%.0f\t%.0f\t%.0f\t%.1f\t%.1f\t%.0f\t%s\t%s\t\n", pt.Load, pt.ThroughputRPS, pt.OutputTokensPerS, pt.TTFTMS.P50, pt.TTFTMS.P99, pt.TPOTMS.P50, pt.TPOTMS.P99, pt.E2EMS.P99, sla, knee)
+	}
+	tw.Flush()
+	if res.Knee >= 0 {
+		fmt.Fprintf(e.stdout, "\nKnee: %g (%s)\n", res.Points[res.Knee].Load, res.KneeReason)
+	}
+	return nil
+}
+
+func runMaxLoad(ctx context.Context, e *env, args []string) error {
+	var p planFlags
+	var maxProbes int
+	var tol float64
+	fs := newFlagSet("maxload")
+	p.register(fs, "table|json")
+	fs.IntVar(&maxProbes, "max-probes", 24, "most simulations to run")
+	fs.Float64Var(&tol, "tolerance", 0.02, "relative precision of the answer")
+	pos, err := parseFlags(fs, args, e.stdout)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return usagef("unexpected argument %q", pos[0])
+	}
+	r, sc, err := p.setup(e, fs, "table", "json")
+	if err != nil {
+		return err
+	}
+	if sc.SLA == nil {
+		return usagef("sla: the scenario needs an sla (e.g. --set sla.ttft_ms.p99=1000)")
+	}
+	res, err := r.MaxLoad(ctx, plan.LoadSpec{Scenario: sc, MaxProbes: maxProbes, Tolerance: tol}, plan.NewProgress(1, progressBar(e.stderr, p.progress, "search")))
+	if err != nil {
+		return scenarioError(err)
+	}
+	if err := writePlots(&p, res); err != nil {
+		return err
+	}
+	if p.format == "json" {
+		return writeJSON(e.stdout, res)
+	}
+	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "%s\tSLA\tgoodput req/s\treq/s\tout tok/s\tlimiting\t\n", res.Dimension)
+	for _, pr := range res.Probes {
+		fmt.Fprintf(tw, "%.3g\t%s\t%.2f\t%.2f\t%.0f\t%s\t\n", pr.Load, map[bool]string{true: "met", false: "MISSED"}[pr.Met], pr.GoodputRPS, pr.ThroughputRPS, pr.OutputTokensS, pr.Limiting)
+	}
+	tw.Flush()
+	fmt.Fprintf(e.stdout, "\nMax sustainable %s: %.3g (limited by %s); goodput knee at %.3g (%.2f req/s)\n", res.Dimension, res.MaxLoad, res.LimitingMetric, res.Knee.Load, res.Knee.GoodputRPS)
+	return nil
+}
+
+func runCompare(ctx context.Context, e *env, args []string) error {
+	var p planFlags
+	var b, nameA, nameB string
+	var bsets setFlags
+	var keep bool
+	fs := newFlagSet("compare")
+	p.register(fs, "table|json")
+	fs.StringVar(&b, "b", "", "scenario file for B (default: A with --b-set changes)")
+	fs.Var(&bsets, "b-set", "change B: --b-set engine.max_num_seqs=64 (repeatable)")
+	fs.StringVar(&nameA, "name-a", "A", "label of A")
+	fs.StringVar(&nameB, "name-b", "B", "label of B")
+	fs.BoolVar(&keep, "keep-workloads", false, "run each side on its own workload (not a fair comparison)")
+	pos, err := parseFlags(fs, args, e.stdout)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return usagef("unexpected argument %q", pos[0])
+	}
+	if b == "" && len(bsets) == 0 {
+		return usagef("--b or --b-set: say what B changes")
+	}
+	r, sa, err := p.setup(e, nil, "table", "json")
+	if err != nil {
+		return err
+	}
+	fb := p.scenarioFlags
+	fb.sets = append(append(setFlags{}, p.sets...), bsets...)
+	if b != "" {
+		fb = scenarioFlags{file: b, sets: bsets, catalogDir: p.catalogDir}
+	}
+	_, sb, err := loadScenarioOnly(e, r.Env.Catalog, &fb)
+	if err != nil {
+		return err
+	}
+	res, err := r.Compare(ctx, plan.CompareSpec{A: sa, B: *sb, NameA: nameA, NameB: nameB, KeepWorkloads: keep}, progressBar(e.stderr, p.progress, "compare"))
+	if err != nil {
+		return scenarioError(err)
+	}
+	if err := writePlots(&p, res); err != nil {
+		return err
+	}
+	if p.format == "json" {
+		return writeJSON(e.stdout, res)
+	}
+	writeCompareTable(e.stdout, res)
+	return nil
+}
+
+var compareRows = []string{"throughput.requests_per_s", "throughput.output_tokens_per_s", "ttft_ms.p50", "ttft_ms.p99", "tpot_ms.p50", "tpot_ms.p99", "itl_ms.p99", "e2e_ms.p50", "e2e_ms.p99", "queue_ms.p99", "preemptions", "kv_cache.num_gpu_blocks", "kv_cache.peak_usage_ratio", "fluency.stalls", "goodput_rps"}
+
+func writeCompareTable(w io.Writer, res *plan.CompareResult) {
+	fmt.Fprintf(w, "%s vs %s, differing in:", res.NameA, res.NameB)
+	for _, d := range res.Differences {
+		fmt.Fprintf(w, " %s (%v → %v)", d.Path, d.A, d.B)
+	}
+	fmt.Fprintln(w)
+	for _, n := range res.Notes {
+		fmt.Fprintf(w, "note: %s\n", n)
+	}
+	fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "metric\t%s\t%s\tdelta\tdelta %%\t\n", res.NameA, res.NameB)
+	idx := map[string]plan.MetricDiff{}
+	for _, m := range res.Metrics {
+		idx[m.Name] = m
+	}
+	for _, name := range compareRows {
+		if m, ok := idx[name]; ok {
+			fmt.Fprintf(tw, "%s\t%.2f\t%.2f\t%+.2f\t%+.1f%%\t\n", name, m.A, m.B, m.Delta, m.DeltaPct)
+		}
+	}
+	tw.Flush()
+	if res.SLAA != nil && res.SLAB != nil {
+		fmt.Fprintf(w, "\nSLA: %s %s, %s %s\n", res.NameA, verdict(res.SLAA.Met), res.NameB, verdict(res.SLAB.Met))
+	}
+}
+
+func verdict(met bool) string {
+	if met {
+		return "met"
+	}
+	return "MISSED"
+}
+
+// writePlots is replaced once plotting lands; it refuses --plot-dir until
+// then rather than silently ignoring it.
+func writePlots(p *planFlags, v any) error {
+	if p.plotDir == "" {
+		return nil
+	}
+	if err := os.MkdirAll(p.plotDir, 0o755); err != nil {
+		return err
+	}
+	return writePlotFiles(p.plotDir, v)
+}
