@@ -2,6 +2,7 @@ package measured
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -68,39 +69,36 @@ func (e *ImportError) Unwrap() error { return e.Err }
 // importFormat is one importable result format.
 type importFormat struct {
 	name string
-	// what the format is, for Formats' documentation and error messages.
+	// what the format reads, for DescribeFormat.
 	what string
 	// sniff reports whether the start of a file looks like this format.
 	sniff func(s *shape) bool
-	// files are base names (or, starting with ".", suffixes) that this
-	// format's files usually have; used when the content says nothing.
+	// files are base names (or, starting with "." or "_", suffixes) that
+	// this format's files usually have; used when the content says nothing.
 	files []string
 	parse func(p *parser) (*Run, error)
 }
 
-// importFormats is the table of formats, in the order Formats lists them.
-// It is filled from each format's file through this function so that the
-// table has no initialisation cycle (a parser may call Detect).
-func importFormats() []importFormat {
-	return []importFormat{
-		{"vllm-bench", "vLLM `bench serve --save-result [--save-detailed]` / benchmark_serving.py JSON", sniffVLLM, nil, parseVLLMBench},
-		{"sglang-bench", "SGLang `bench_serving --output-file` JSONL (with --output-details for per-request data)", sniffSGLang, nil, parseSGLangBench},
-		{"genai-perf", "GenAI-Perf / perf_analyzer profile_export.json", sniffGenAIPerf, []string{"profile_export.json"}, parseGenAIPerf},
-		{"aiperf", "AIPerf profile_export.jsonl (per-request records)", sniffAIPerf, []string{"profile_export.jsonl"}, parseAIPerf},
-		{"aiperf-summary", "AIPerf profile_export_aiperf.json or GenAI-Perf profile_export_genai_perf.json (aggregates)", sniffPerfSummary, []string{"profile_export_aiperf.json", "profile_export_genai_perf.json"}, parsePerfSummary},
-		{"aiperf-summary-csv", "AIPerf profile_export_aiperf.csv or GenAI-Perf profile_export_genai_perf.csv (aggregates)", sniffPerfSummaryCSV, []string{"profile_export_aiperf.csv", "profile_export_genai_perf.csv"}, parsePerfSummaryCSV},
-		{"guidellm", "guidellm benchmarks.json (0.3 and 0.6 report layouts)", sniffGuidellm, []string{"benchmarks.json", "guidellm-results.json"}, parseGuidellm},
-		{"guidellm-csv", "compact per-request CSV derived from a guidellm report (reference data guidellm_requests.csv)", sniffGuidellmCSV, []string{"guidellm_requests.csv"}, parseGuidellmCSV},
-		{"inference-perf", "inference-perf per-request lifecycle metrics JSON", sniffInferencePerf, []string{"per_request_lifecycle_metrics.json"}, parseInferencePerf},
-		{"llmservingsim", "LLMServingSim bench requests.jsonl", sniffLLMServingSim, []string{"requests.jsonl"}, parseLLMServingSimJSONL},
-		{"llmperf-summary", "llmperf *_summary.json (aggregates)", sniffLLMPerf, []string{"_summary.json", "summary.json"}, parseLLMPerfSummary},
-		{"csv", "Headroom's plain per-request CSV (see csv.go)", sniffPlainCSV, []string{".csv"}, parsePlainCSV},
-	}
+// importTable is the formats, in the order Formats lists them; each
+// format's file holds its sniff and parse functions.
+var importTable = []importFormat{
+	{"vllm-bench", "vLLM `bench serve --save-result [--save-detailed]` / benchmark_serving.py JSON", sniffVLLM, nil, parseVLLMBench},
+	{"sglang-bench", "SGLang `bench_serving --output-file` JSONL (with --output-details for per-request data)", sniffSGLang, nil, parseSGLangBench},
+	{"genai-perf", "GenAI-Perf / perf_analyzer profile_export.json", sniffGenAIPerf, []string{"profile_export.json"}, parseGenAIPerf},
+	{"aiperf", "AIPerf profile_export.jsonl (per-request records)", sniffAIPerf, []string{"profile_export.jsonl"}, parseAIPerf},
+	{"aiperf-summary", "AIPerf profile_export_aiperf.json or GenAI-Perf profile_export_genai_perf.json (aggregates)", sniffPerfSummary, []string{"profile_export_aiperf.json", "profile_export_genai_perf.json"}, parsePerfSummary},
+	{"aiperf-summary-csv", "AIPerf profile_export_aiperf.csv or GenAI-Perf profile_export_genai_perf.csv (aggregates)", sniffPerfSummaryCSV, []string{"profile_export_aiperf.csv", "profile_export_genai_perf.csv"}, parsePerfSummaryCSV},
+	{"guidellm", "guidellm benchmarks.json (0.3 and 0.6 report layouts)", sniffGuidellm, []string{"benchmarks.json", "guidellm-results.json"}, parseGuidellm},
+	{"guidellm-csv", "compact per-request CSV derived from a guidellm report (reference data guidellm_requests.csv)", sniffGuidellmCSV, []string{"guidellm_requests.csv"}, parseGuidellmCSV},
+	{"inference-perf", "inference-perf per-request lifecycle metrics JSON", sniffInferencePerf, []string{"per_request_lifecycle_metrics.json"}, parseInferencePerf},
+	{"llmservingsim", "LLMServingSim bench requests.jsonl", sniffLLMServingSim, []string{"requests.jsonl"}, parseLLMServingSimJSONL},
+	{"llmperf-summary", "llmperf *_summary.json (aggregates)", sniffLLMPerf, []string{"_summary.json", "summary.json"}, parseLLMPerfSummary},
+	{"csv", "Headroom's plain per-request CSV (see csv.go)", sniffPlainCSV, []string{".csv"}, parsePlainCSV},
 }
 
 // Formats lists the format names Import accepts.
 func Formats() []string {
-	fs := importFormats()
+	fs := importTable
 	out := make([]string, len(fs))
 	for i, f := range fs {
 		out[i] = f.name
@@ -108,8 +106,15 @@ func Formats() []string {
 	return out
 }
 
+// DescribeFormat says in a line what files a format name reads ("" for an
+// unknown name).
+func DescribeFormat(name string) string {
+	f, _ := lookupFormat(name)
+	return f.what
+}
+
 func lookupFormat(name string) (importFormat, bool) {
-	for _, f := range importFormats() {
+	for _, f := range importTable {
 		if f.name == name {
 			return f, true
 		}
@@ -133,7 +138,8 @@ func lookupFormat(name string) (importFormat, bool) {
 // with only aggregates give a Run with no Requests and Run.Aggregate set.
 // TP and DP are 0 (unknown) unless the file states them. Assumptions a
 // format forces (reconstructed send times, token counts not in the file)
-// are written to Run.Engine.Extra.
+// are written to Run.Engine.Extra. Requests are in stage order, then send
+// order.
 //
 // Every error is an *ImportError.
 func Import(r io.Reader, name, format string) (*Run, error) {
@@ -169,7 +175,7 @@ func importLimited(r io.Reader, name, format string, maxBytes, maxLine int) (*Ru
 		}
 		return nil, p.errf(0, "", "%v", err)
 	}
-	run.Name, run.Format = path.Base(strings.ReplaceAll(name, `\`, "/")), f.name
+	run.Name, run.Format = baseName(name), f.name
 	if err := p.check(run); err != nil {
 		return nil, err
 	}
@@ -193,6 +199,12 @@ func (p *parser) check(run *Run) error {
 			q.TTFTS, q.E2ES, q.ChunkTimesS = math.NaN(), math.NaN(), nil
 		}
 	}
+	slices.SortStableFunc(run.Requests, func(a, b Request) int {
+		if a.Stage != b.Stage {
+			return a.Stage - b.Stage
+		}
+		return cmp.Compare(a.SendS, b.SendS)
+	})
 	run.normalise()
 	return nil
 }
@@ -229,7 +241,7 @@ func Detect(head []byte, name string) (string, error) {
 	}
 	s := sniff(head)
 	var hits []string
-	for _, f := range importFormats() {
+	for _, f := range importTable {
 		if f.sniff(s) {
 			hits = append(hits, f.name)
 		}
@@ -242,14 +254,14 @@ func Detect(head []byte, name string) (string, error) {
 		return "", &ImportError{Name: name, Reason: "content matches several formats (" + strings.Join(hits, ", ") + "); name one", Err: ErrAmbiguousFormat}
 	}
 	base := strings.ToLower(baseName(name))
-	for _, f := range importFormats() {
+	for _, f := range importTable {
 		for _, n := range f.files {
 			if base == n {
 				return f.name, nil
 			}
 		}
 	}
-	for _, f := range importFormats() {
+	for _, f := range importTable {
 		for _, n := range f.files {
 			if strings.HasPrefix(n, ".") || strings.HasPrefix(n, "_") {
 				if strings.HasSuffix(base, n) {

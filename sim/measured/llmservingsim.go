@@ -7,7 +7,6 @@ import (
 	"hash/fnv"
 	"io"
 	"io/fs"
-	"math"
 	"path"
 	"strings"
 )
@@ -153,14 +152,7 @@ func readLLMSRequests(r io.Reader, name string) ([]Request, error) {
 		if err := json.Unmarshal([]byte(txt), &q); err != nil {
 			return nil, fmt.Errorf("%s:%d: %w", name, line, err)
 		}
-		req := Request{SendS: q.Arrival, InputTokens: q.InputToks, OutputTokens: q.OutputToks, TTFTS: math.NaN(), E2ES: math.NaN()}
-		if q.Queued != nil && q.FirstToken != nil && q.LastToken != nil {
-			req.TTFTS = *q.FirstToken - *q.Queued
-			req.E2ES = *q.LastToken - *q.Queued
-		} else {
-			req.Error = "no engine timestamps"
-		}
-		out = append(out, req)
+		out = append(out, q.request())
 	}
 	if err := sc.Err(); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)

@@ -24,6 +24,9 @@ type Request struct {
 	HashIDs []int64 `json:"hash_ids,omitempty"`
 	// Error is non-empty for failed requests.
 	Error string `json:"error,omitempty"`
+	// Stage is the index of the benchmark (Run.Stages) the request belongs
+	// to, for files that hold several; 0 otherwise.
+	Stage int `json:"stage"`
 }
 
 // OK reports whether the request completed with timings.
@@ -80,6 +83,12 @@ type Run struct {
 	// ServerSide says the times were taken at the server (no network).
 	ServerSide bool      `json:"server_side"`
 	Requests   []Request `json:"requests"`
+	// Stages describe the benchmarks of a file that holds several (a
+	// guidellm sweep) or the load of one, when the file states it.
+	Stages []StageInfo `json:"stages,omitempty"`
+	// Aggregate is the file's own summary of a single-benchmark run, the
+	// target for quantiles when per-request data is absent.
+	Aggregate *Aggregate `json:"aggregate,omitempty"`
 }
 
 // Summary is a run's measured distributions, in milliseconds, and its
