@@ -182,7 +182,11 @@ func LoadConfig(src ConfigSources) (Config, error) {
 	}
 	var c Config
 	if err := k.UnmarshalWithConf("", &c, koanf.UnmarshalConf{Tag: "koanf"}); err != nil {
-		return Config{}, fmt.Errorf("configuration: %w", err)
+		msg := err.Error()
+		if _, after, ok := strings.Cut(msg, "error(s):"); ok {
+			msg = strings.Join(strings.Fields(after), " ")
+		}
+		return Config{}, &ConfigError{Reason: "configuration: " + msg}
 	}
 	return c, c.Validate()
 }

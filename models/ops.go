@@ -258,10 +258,21 @@ func (m *Model) NewCostModel(p Precision, tp int) *CostModel {
 	c.lmFLOPsPerTok = 2 * h * vr
 	c.lmWeights = h * vr * c.act
 	c.lmActPerTok = (h*c.act + vr*4) // fp32 logits
-	// Norms (2 per layer, read + write), residual adds, rotary, activation
-	// function output, embedding lookup: about 8 hidden-size vectors per
-	// token and layer plus the activation function's input and output.
-	c.eltPerTok = (L*8*h + h) * c.act
+	// Elementwise kernels, elements read plus written per token:
+	//   - two fused residual-add + RMSNorm kernels per layer, each reading
+	//     the input and the residual and writing both: 2 × 4·H;
+	//   - the rotary embedding, in place on the rotated dims of q and k:
+	//     2 × (heads + KV heads per rank) × rotary dim;
+	//   - the dense MLP's activation (SiLU-and-mul reads gate and up,
+	//     writes one: 3·I/tp); MoE layers apply it inside the fused
+	//     expert kernel (counted in expertActPerTok);
+	//   - the embedding lookup, once per pass: H.
+	ropeHeads := headsR + float64(m.KVHeadsPerRank(tp))
+	if m.MLA != nil {
+		ropeHeads = headsR + 1 // one shared rotary key (k_pe) per token
+	}
+	rope := 2 * ropeHeads * float64(m.RopeDim())
+	c.eltPerTok = (L*(8*h+rope) + dense*3*ir + h) * c.act
 	return c
 }
 
@@ -292,11 +303,15 @@ func (c *CostModel) Step(b *Batch) Cost {
 	if c.experts > 0 {
 		ml := c.m.NumMoELayers()
 		out[OpRouter] = OpCost{FLOPs: t * c.routerFLOPsPerTok, WeightBytes: c.routerWeights, DataBytes: t * float64(ml) * c.experts * 4, Tokens: n, Count: ml}
+		touched := c.ExpertsTouched(n)
 		out[OpExperts] = OpCost{
 			FLOPs:       t * c.expertFLOPsPerTok,
-			WeightBytes: c.ExpertsTouched(n)*c.expertWeightsEach + c.sharedWeights,
+			WeightBytes: touched*c.expertWeightsEach + c.sharedWeights,
 			DataBytes:   t * c.expertActPerTok,
-			Tokens:      n, Count: 2 * ml,
+			// Each expert's GEMM sees only the tokens routed to it, so its
+			// efficiency follows the tokens per touched expert, not the
+			// batch's.
+			Tokens: max(1, int(t*c.topK/math.Max(touched, 1))), Count: 2 * ml,
 		}
 	}
 	if b.Sampled > 0 {
@@ -308,10 +323,13 @@ func (c *CostModel) Step(b *Batch) Cost {
 	if b.PrefillTokens > 0 {
 		pairs := c.full*b.PrefillPairs + c.swa*b.PrefillPairsSWA
 		kv := c.full*b.PrefillKV + c.swa*b.PrefillKVSWA
+		// One variable-length FlashAttention kernel per layer covers every
+		// prefill chunk of the step (vLLM's flash_attn_varlen_func), so the
+		// kernel count does not grow with the number of chunks.
 		out[OpAttnPrefill] = OpCost{
 			FLOPs:     pairs*(c.qkFLOPsPerPair+c.pvFLOPsPerPair) + kv*c.prefillKVExpandFLOPs,
 			DataBytes: kv*c.kvBytesPerTokLayer + c.L*float64(b.PrefillTokens)*2*c.qActPerTok,
-			Tokens:    b.PrefillTokens, Count: L * b.PrefillChunks,
+			Tokens:    b.PrefillTokens, Count: L,
 		}
 	}
 	if b.DecodeSeqs > 0 {

@@ -214,7 +214,7 @@ func (d *driver) traceRequest(i int) *request {
 	rec := &d.w.Trace[i]
 	serial := int64(d.created)
 	d.created++
-	r := &request{serial: serial, client: -1, scheduled: -1, firstToken: -1,
+	r := &request{serial: serial, client: -1, scheduled: -1, firstToken: -1, stage: int32(rec.Stage),
 		input: rec.InputTokens, output: rec.OutputTokens, outSeg: d.segID(segOutput, serial)}
 	left := rec.InputTokens
 	per := d.w.TraceHashTokens

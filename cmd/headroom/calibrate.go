@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/headroom-sim/headroom/catalogs"
@@ -50,8 +51,12 @@ func runCalibrate(ctx context.Context, e *env, args []string) error {
 	var trace, out, format, catalogDir string
 	var holdouts setFlags
 	var o runOverrides
-	var evals int
+	var evals, stage, split int
+	var holdoutStages bool
 	fs := newFlagSet("calibrate")
+	fs.IntVar(&stage, "stage", -1, "fit on this benchmark of a multi-benchmark file (guidellm sweeps, appended vLLM results)")
+	fs.BoolVar(&holdoutStages, "holdout-stages", false, "evaluate on every other benchmark of the --trace file")
+	fs.IntVar(&split, "split", 0, "cut a single-benchmark --trace into this many parts by send time (then --stage/--holdout-stages apply)")
 	fs.StringVar(&trace, "trace", "", "measured run to fit on: a benchmark result file or a run directory")
 	fs.Var(&holdouts, "holdout", "measured run to evaluate the fitted profile on (repeatable)")
 	fs.StringVar(&out, "out", "", "write the calibration profile (JSON) here")
@@ -63,7 +68,7 @@ func runCalibrate(ctx context.Context, e *env, args []string) error {
 	fs.IntVar(&o.maxBatched, "max-num-batched-tokens", 0, "engine setting of the measured server")
 	fs.IntVar(&o.len, "max-model-len", 0, "engine setting of the measured server")
 	fs.IntVar(&evals, "max-evaluations", 400, "simulations the fit may run")
-	fs.StringVar(&format, "output", "table", "output format: table|json")
+	fs.StringVar(&format, "output", "table", "output format: table|json|markdown")
 	fs.StringVar(&catalogDir, "catalog-dir", "", "directory of extra catalog entries")
 	pos, err := parseFlags(fs, args, e.stdout)
 	if err != nil {
@@ -75,18 +80,47 @@ func runCalibrate(ctx context.Context, e *env, args []string) error {
 	if trace == "" {
 		return usagef("--trace: a measured run is required")
 	}
-	if err := outputFormat(format); err != nil {
-		return err
+	if format != "table" && format != "json" && format != "markdown" {
+		return usagef("--output: %q is not table, json or markdown", format)
 	}
 	cat, err := loadCatalog(e, catalogDir)
 	if err != nil {
 		return err
 	}
-	run, src, err := loadMeasured(trace, &o)
+	full, src, err := loadMeasured(trace, &o)
 	if err != nil {
 		return usagef("--trace %s: %v", trace, err)
 	}
-	res, err := calibrate.Fit(ctx, run, cat, calibrate.Options{MaxEvaluations: evals})
+	if split > 1 {
+		full.SplitByTime(split)
+	}
+	run := full
+	type holdout struct {
+		run   *measured.Run
+		stage int
+	}
+	var others []holdout
+	opts := calibrate.Options{MaxEvaluations: evals}
+	if stage >= 0 || holdoutStages {
+		if len(full.Stages) == 0 {
+			return usagef("--stage: %s holds a single benchmark", trace)
+		}
+		if stage < 0 {
+			stage = full.Stages[0].Index
+		}
+		if full.Stage(stage) == nil {
+			return usagef("--stage: %s has no benchmark %d (it has %d)", trace, stage, len(full.Stages))
+		}
+		opts.Stage = &stage
+		if holdoutStages {
+			for _, st := range full.Stages {
+				if st.Index != stage {
+					others = append(others, holdout{full, st.Index})
+				}
+			}
+		}
+	}
+	res, err := calibrate.Fit(ctx, run, cat, opts)
 	if err != nil {
 		if errors.Is(err, calibrate.ErrTooFewRequests) {
 			return usagef("--trace %s: %v", trace, err)
@@ -105,11 +139,14 @@ func runCalibrate(ctx context.Context, e *env, args []string) error {
 		if err != nil {
 			return usagef("--holdout %s: %v", h, err)
 		}
-		before, err := calibrate.Evaluate(ctx, hr, cat, nil)
+		others = append(others, holdout{hr, -1})
+	}
+	for _, h := range others {
+		before, err := calibrate.Evaluate(ctx, h.run, cat, nil, h.stage)
 		if err != nil {
 			return scenarioError(err)
 		}
-		after, err := calibrate.Evaluate(ctx, hr, cat, &res.Profile)
+		after, err := calibrate.Evaluate(ctx, h.run, cat, &res.Profile, h.stage)
 		if err != nil {
 			return scenarioError(err)
 		}
@@ -124,8 +161,12 @@ func runCalibrate(ctx context.Context, e *env, args []string) error {
 			return err
 		}
 	}
-	if format == "json" {
+	switch format {
+	case "json":
 		return writeJSON(e.stdout, report)
+	case "markdown":
+		writeCalibrationMarkdown(e.stdout, &report)
+		return nil
 	}
 	writeCalibrationTable(e.stdout, &report)
 	if out != "" {
@@ -219,3 +260,36 @@ func writeEvalPair(w io.Writer, label string, before, after calibrate.Evaluation
 }
 
 var _ = catalogs.Builtin
+
+// calibrationBars are the held-out targets: median APE per metric, and
+// over the P99s.
+var calibrationBars = map[string]float64{"e2e_ms": 5, "tpot_ms": 5, "ttft_ms": 10, "p99": 10}
+
+func writeCalibrationMarkdown(w io.Writer, r *calibrationReport) {
+	f := r.File
+	fmt.Fprintf(w, "Fitted on **%s** (%s on %d× %s): %s in %d simulations.\n\n", f.Fit.After.Run, f.Model, f.TP, f.GPU, strings.Join(f.Fit.Fitted, ", "), f.Fit.Evaluations)
+	fmt.Fprintf(w, "Coefficients: gemm %.3f, bandwidth %.3f, attention prefill %.3f, attention decode %.3f, step overhead %.0f µs, per sequence %.1f µs.\n\n",
+		f.Profile.GEMMEfficiency, f.Profile.BandwidthEfficiency, f.Profile.AttentionPrefillEfficiency, f.Profile.AttentionDecodeEfficiency, f.Profile.StepOverheadUS, f.Profile.PerSeqOverheadUS)
+	fmt.Fprintln(w, "| run | role | TTFT median APE | TPOT median APE | E2E median APE | P99 median APE | held-out bars met |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|---|")
+	row := func(role string, before, after calibrate.Evaluation) {
+		cell := func(k string) string {
+			return fmt.Sprintf("%.1f%% → %.1f%%", before.MedianAPE[k], after.MedianAPE[k])
+		}
+		met := "—"
+		if role == "held out" {
+			met = "yes"
+			for k, bar := range calibrationBars {
+				if v, ok := after.MedianAPE[k]; ok && v > bar {
+					met = "**no**"
+				}
+			}
+		}
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s |\n", after.Run, role, cell("ttft_ms"), cell("tpot_ms"), cell("e2e_ms"), cell("p99"), met)
+	}
+	row("fitted", f.Fit.Before, f.Fit.After)
+	for _, h := range r.Holdouts {
+		row("held out", h.Before, h.After)
+	}
+	fmt.Fprintln(w)
+}

@@ -7,7 +7,6 @@ import (
 	"slices"
 
 	"github.com/headroom-sim/headroom/catalogs"
-	"github.com/headroom-sim/headroom/sim"
 	"github.com/headroom-sim/headroom/sim/measured"
 	"github.com/headroom-sim/headroom/sim/replay"
 	"github.com/headroom-sim/headroom/sim/steptime"
@@ -34,9 +33,11 @@ type Evaluation struct {
 }
 
 // Evaluate replays run with profile (nil: the GPU's defaults) and compares
-// the prediction with the measurement.
-func Evaluate(ctx context.Context, run *measured.Run, cat *catalogs.Catalog, profile *steptime.Profile) (Evaluation, error) {
-	ts := targets(run)
+// the prediction with the measurement. stage >= 0 compares that
+// benchmark's requests only (the whole run is still replayed, as the
+// server saw it).
+func Evaluate(ctx context.Context, run *measured.Run, cat *catalogs.Catalog, profile *steptime.Profile, stage int) (Evaluation, error) {
+	ts := targets(run, stage)
 	if len(ts) == 0 {
 		return Evaluation{}, fmt.Errorf("%s: no measured latencies to compare", run.Name)
 	}
@@ -44,14 +45,27 @@ func Evaluate(ctx context.Context, run *measured.Run, cat *catalogs.Catalog, pro
 	if err != nil {
 		return Evaluation{}, err
 	}
-	rep, err := sim.Run(ctx, res.Config)
+	p, err := simulate(ctx, res.Config, stage)
 	if err != nil {
 		return Evaluation{}, err
 	}
-	return evaluation(run.Name, rep, ts), nil
+	return evaluation(stageName(run, stage), p, ts), nil
 }
 
-func evaluation(name string, rep *sim.Report, ts []target) Evaluation {
+// stageName names a run or one of its benchmarks.
+func stageName(run *measured.Run, stage int) string {
+	if stage < 0 {
+		return run.Name
+	}
+	for _, s := range run.Stages {
+		if s.Index == stage && s.Strategy != "" {
+			return fmt.Sprintf("%s stage %d (%s)", run.Name, stage, s.Strategy)
+		}
+	}
+	return fmt.Sprintf("%s stage %d", run.Name, stage)
+}
+
+func evaluation(name string, rep prediction, ts []target) Evaluation {
 	e := Evaluation{Run: name, Loss: logLoss(rep, ts), MedianAPE: map[string]float64{}}
 	per := map[string][]float64{}
 	for _, t := range ts {

@@ -9,7 +9,6 @@ import (
 	"gonum.org/v1/gonum/optimize"
 
 	"github.com/headroom-sim/headroom/catalogs"
-	"github.com/headroom-sim/headroom/sim"
 	"github.com/headroom-sim/headroom/sim/measured"
 	"github.com/headroom-sim/headroom/sim/replay"
 	"github.com/headroom-sim/headroom/sim/steptime"
@@ -30,6 +29,9 @@ type Options struct {
 	// Prior weighs the pull towards the starting coefficients (default
 	// 0.002 per coefficient, in the optimiser's coordinates).
 	Prior float64
+	// Stage, when set, fits on that benchmark's requests only; the whole
+	// run is still replayed, so the other benchmarks' load is present.
+	Stage *int
 }
 
 // Result is a fitted profile and how it fits the run.
@@ -43,11 +45,25 @@ type Result struct {
 
 // Fit calibrates the step-time profile on run.
 func Fit(ctx context.Context, run *measured.Run, cat *catalogs.Catalog, opt Options) (*Result, error) {
-	sum := run.Summarize()
-	if sum.Completed < MinRequests {
-		return nil, fmt.Errorf("%s: %w: %d completed, need at least %d", run.Name, ErrTooFewRequests, sum.Completed, MinRequests)
+	stage := -1
+	if opt.Stage != nil {
+		stage = *opt.Stage
 	}
-	ts := targets(run)
+	focus := run
+	if stage >= 0 {
+		if focus = run.Stage(stage); focus == nil {
+			return nil, fmt.Errorf("%s: no benchmark %d", run.Name, stage)
+		}
+	}
+	sum := focus.Summarize()
+	completed := sum.Completed
+	if completed == 0 && focus.Aggregate != nil {
+		completed = focus.Aggregate.Completed
+	}
+	if completed < MinRequests {
+		return nil, fmt.Errorf("%s: %w: %d completed, need at least %d", run.Name, ErrTooFewRequests, completed, MinRequests)
+	}
+	ts := targets(run, stage)
 	if len(ts) == 0 {
 		return nil, fmt.Errorf("%s: no measured latencies to fit", run.Name)
 	}
@@ -71,17 +87,17 @@ func Fit(ctx context.Context, run *measured.Run, cat *catalogs.Catalog, opt Opti
 
 	var simErr error
 	evals := 0
-	simulate := func(p steptime.Profile) (*sim.Report, error) {
+	run1 := func(p steptime.Profile) (prediction, error) {
 		evals++
 		c := cfg
 		c.Profile = p
-		return sim.Run(ctx, c)
+		return simulate(ctx, c, stage)
 	}
 	loss := func(x []float64) float64 {
 		if simErr != nil {
 			return math.Inf(1)
 		}
-		rep, err := simulate(apply(base, ps, x))
+		rep, err := run1(apply(base, ps, x))
 		if err != nil {
 			simErr = err
 			return math.Inf(1)
@@ -94,7 +110,7 @@ func Fit(ctx context.Context, run *measured.Run, cat *catalogs.Catalog, opt Opti
 		return l
 	}
 
-	before, err := simulate(base)
+	before, err := run1(base)
 	if err != nil {
 		return nil, err
 	}
@@ -114,12 +130,13 @@ func Fit(ctx context.Context, run *measured.Run, cat *catalogs.Catalog, opt Opti
 		return nil, err
 	}
 	best := apply(base, ps, r.X)
-	best.Source = fmt.Sprintf("calibrated on %s", run.Name)
-	after, err := simulate(best)
+	best.Source = fmt.Sprintf("calibrated on %s", stageName(run, stage))
+	after, err := run1(best)
 	if err != nil {
 		return nil, err
 	}
-	out := &Result{Profile: best, Before: evaluation(run.Name, before, ts), After: evaluation(run.Name, after, ts), Evaluations: evals}
+	name := stageName(run, stage)
+	out := &Result{Profile: best, Before: evaluation(name, before, ts), After: evaluation(name, after, ts), Evaluations: evals}
 	if out.After.Loss > out.Before.Loss {
 		// Never return something worse than the start.
 		out.Profile, out.After = base, out.Before

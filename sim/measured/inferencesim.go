@@ -74,8 +74,16 @@ func LoadInferenceSim(fsys fs.FS, dir string) (*Run, error) {
 		return nil, err
 	}
 	defer f.Close()
-	if run.Requests, err = readOtelCSV(f, name("otel_requests.csv")); err != nil {
+	var ids []string
+	if run.Requests, ids, err = readOtelCSV(f, name("otel_requests.csv")); err != nil {
 		return nil, err
+	}
+	if gf, err := fsys.Open(name("guidellm_requests.csv")); err == nil {
+		err = attachGuidellmStages(gf, name("guidellm_requests.csv"), run, ids)
+		gf.Close()
+		if err != nil {
+			return nil, err
+		}
 	}
 	if p := prof.Data.PrefixTokens; p > 0 {
 		// guidellm puts the same prefix_tokens-token prefix in front of every
@@ -139,11 +147,11 @@ func parseVLLMLog(log string, run *Run) {
 
 // readOtelCSV reads the compact per-request span table (start_ns,
 // prompt_tokens, completion_tokens, ttft_s, e2e_s …).
-func readOtelCSV(r io.Reader, name string) ([]Request, error) {
+func readOtelCSV(r io.Reader, name string) ([]Request, []string, error) {
 	cr := csv.NewReader(r)
 	head, err := cr.Read()
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
+		return nil, nil, fmt.Errorf("%s: %w", name, err)
 	}
 	col := map[string]int{}
 	for i, h := range head {
@@ -151,10 +159,11 @@ func readOtelCSV(r io.Reader, name string) ([]Request, error) {
 	}
 	for _, k := range []string{"start_ns", "prompt_tokens", "completion_tokens", "ttft_s", "e2e_s"} {
 		if _, ok := col[k]; !ok {
-			return nil, fmt.Errorf("%s: missing column %s", name, k)
+			return nil, nil, fmt.Errorf("%s: missing column %s", name, k)
 		}
 	}
 	var out []Request
+	var ids []string
 	line := 1
 	for {
 		rec, err := cr.Read()
@@ -163,7 +172,7 @@ func readOtelCSV(r io.Reader, name string) ([]Request, error) {
 		}
 		line++
 		if err != nil {
-			return nil, fmt.Errorf("%s:%d: %w", name, line, err)
+			return nil, nil, fmt.Errorf("%s:%d: %w", name, line, err)
 		}
 		num := func(k string) (float64, error) {
 			v, err := strconv.ParseFloat(strings.TrimSpace(rec[col[k]]), 64)
@@ -175,7 +184,7 @@ func readOtelCSV(r io.Reader, name string) ([]Request, error) {
 		var vals [5]float64
 		for i, k := range []string{"start_ns", "prompt_tokens", "completion_tokens", "ttft_s", "e2e_s"} {
 			if vals[i], err = num(k); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 		}
 		q := Request{SendS: vals[0] / 1e9, InputTokens: int(vals[1]), OutputTokens: int(vals[2]), TTFTS: vals[3], E2ES: vals[4]}
@@ -183,9 +192,73 @@ func readOtelCSV(r io.Reader, name string) ([]Request, error) {
 			q.Error = "no output"
 		}
 		out = append(out, q)
+		id := ""
+		if i, ok := col["request_id"]; ok {
+			id = strings.TrimSpace(rec[i])
+		}
+		ids = append(ids, id)
 	}
 	if len(out) == 0 {
-		return nil, fmt.Errorf("%s: no requests", name)
+		return nil, nil, fmt.Errorf("%s: no requests", name)
 	}
-	return out, nil
+	return out, ids, nil
+}
+
+// attachGuidellmStages labels each server span with the guidellm benchmark
+// that sent it, joining the client's response_id with the span's
+// request_id (vLLM appends "-0" for the first choice).
+func attachGuidellmStages(r io.Reader, name string, run *Run, ids []string) error {
+	cr := csv.NewReader(r)
+	head, err := cr.Read()
+	if err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	col := map[string]int{}
+	for i, h := range head {
+		col[strings.TrimSpace(h)] = i
+	}
+	for _, k := range []string{"benchmark_index", "strategy", "response_id"} {
+		if _, ok := col[k]; !ok {
+			return nil // not the layout this join understands
+		}
+	}
+	byID := map[string]int{}
+	seen := map[int]StageInfo{}
+	for line := 2; ; line++ {
+		rec, err := cr.Read()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return fmt.Errorf("%s:%d: %w", name, line, err)
+		}
+		idx, err := strconv.Atoi(rec[col["benchmark_index"]])
+		if err != nil {
+			return fmt.Errorf("%s:%d: field benchmark_index: %q is not an integer", name, line, rec[col["benchmark_index"]])
+		}
+		byID[rec[col["response_id"]]] = idx
+		if _, ok := seen[idx]; !ok {
+			st := StageInfo{Index: idx, Strategy: rec[col["strategy"]]}
+			if i, ok := col["rate"]; ok {
+				st.RateRPS, _ = strconv.ParseFloat(rec[i], 64)
+			}
+			seen[idx] = st
+		}
+	}
+	matched := 0
+	for i := range run.Requests {
+		if st, ok := byID[strings.TrimSuffix(ids[i], "-0")]; ok {
+			run.Requests[i].Stage = st
+			matched++
+		}
+	}
+	if matched == 0 {
+		return nil
+	}
+	for i := 0; i < len(seen)+1000 && len(run.Stages) < len(seen); i++ {
+		if st, ok := seen[i]; ok {
+			run.Stages = append(run.Stages, st)
+		}
+	}
+	return nil
 }

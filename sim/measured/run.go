@@ -1,7 +1,9 @@
 package measured
 
 import (
+	"fmt"
 	"math"
+	"sort"
 
 	"github.com/headroom-sim/headroom/sim/stats"
 )
@@ -149,3 +151,24 @@ func (r *Run) normalise() {
 }
 
 func boolp(b bool) *bool { return &b }
+
+// SplitByTime labels the requests, in send order, into n consecutive parts
+// of equal size (stages 0..n-1), replacing any stages: "fit on the first
+// part, predict the rest" on a run that is one benchmark.
+func (r *Run) SplitByTime(n int) {
+	if n < 1 || len(r.Requests) == 0 {
+		return
+	}
+	order := make([]int, len(r.Requests))
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(a, b int) bool { return r.Requests[order[a]].SendS < r.Requests[order[b]].SendS })
+	r.Stages = nil
+	for k := range n {
+		r.Stages = append(r.Stages, StageInfo{Index: k, Strategy: fmt.Sprintf("part %d of %d by send time", k+1, n)})
+	}
+	for rank, i := range order {
+		r.Requests[i].Stage = rank * n / len(order)
+	}
+}

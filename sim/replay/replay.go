@@ -101,12 +101,53 @@ func Config(run *measured.Run, cat *catalogs.Catalog, opt Options) (*scenario.Re
 		if q.Error != "" || q.InputTokens < 1 || q.OutputTokens < 1 {
 			continue
 		}
-		recs = append(recs, workload.TraceRecord{ArrivalS: q.SendS, InputTokens: q.InputTokens, OutputTokens: q.OutputTokens, HashIDs: q.HashIDs})
+		recs = append(recs, workload.TraceRecord{ArrivalS: q.SendS, InputTokens: q.InputTokens, OutputTokens: q.OutputTokens, HashIDs: q.HashIDs, Stage: q.Stage})
 	}
+	cfg.Seed = uint64(max(opt.Seed, 1))
 	if len(recs) == 0 {
-		return nil, fmt.Errorf("%s: no completed requests to replay", run.Name)
+		w, err := aggregateWorkload(run)
+		if err != nil {
+			return nil, err
+		}
+		cfg.Workload = w
+		return res, nil
 	}
 	cfg.Workload = sim.Workload{Trace: recs, TraceHashTokens: run.HashTokens}
-	cfg.Seed = uint64(max(opt.Seed, 1))
 	return res, nil
+}
+
+// aggregateWorkload rebuilds the load of a run that only has a summary:
+// its request count at its stated rate (Poisson) or concurrency (closed
+// loop; unstated = as many users as requests), with every request at the
+// mean input and output lengths.
+func aggregateWorkload(run *measured.Run) (sim.Workload, error) {
+	a := run.Aggregate
+	if a == nil {
+		return sim.Workload{}, fmt.Errorf("%s: no completed requests to replay", run.Name)
+	}
+	if a.MeanInputTokens < 1 || a.MeanOutputTokens < 1 {
+		return sim.Workload{}, fmt.Errorf("%s: the summary gives no mean input and output lengths to rebuild its load from", run.Name)
+	}
+	n := a.Completed
+	if n < 1 {
+		n = 200
+	}
+	in, err := workload.NewLengthSampler(workload.LengthSpec{Type: workload.LengthFixed, Value: int(a.MeanInputTokens + 0.5)}, "input", nil)
+	if err != nil {
+		return sim.Workload{}, err
+	}
+	out, err := workload.NewLengthSampler(workload.LengthSpec{Type: workload.LengthFixed, Value: int(a.MeanOutputTokens + 0.5)}, "output", nil)
+	if err != nil {
+		return sim.Workload{}, err
+	}
+	w := sim.Workload{Requests: n, Input: in, Output: out}
+	switch {
+	case a.RateRPS > 0:
+		w.Arrival = workload.ArrivalSpec{Type: workload.ArrivalPoisson, RateRPS: a.RateRPS}
+	case a.Concurrency > 0:
+		w.Arrival = workload.ArrivalSpec{Type: workload.ArrivalClosedLoop, Concurrency: a.Concurrency}
+	default:
+		w.Arrival = workload.ArrivalSpec{Type: workload.ArrivalClosedLoop, Concurrency: n}
+	}
+	return w, nil
 }

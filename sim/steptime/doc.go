@@ -9,5 +9,7 @@
 // per-GPU-family defaults; calibration replaces them with fitted values.
 //
 // Reading order: profile.go (coefficients and defaults), model.go (the
-// step time).
+// step time). The subpackage kernels compares the model with measured
+// kernel and static-batch times and fits the defaults; docs/steptime.md
+// has the equations, the provenance of every default and the error tables.
 package steptime

@@ -75,10 +75,16 @@ func (s *Model) OpTime(k models.OpKind, c models.OpCost) float64 {
 	case k.IsGEMM():
 		return math.Max(c.FLOPs/(s.gemmPeak*s.gemmEfficiency(c.Tokens)), mem) + launch
 	case k == models.OpAttnPrefill:
-		return math.Max(c.FLOPs/(s.attnPeak*p.AttentionPrefillEfficiency), mem) + launch
+		return math.Max(c.FLOPs/(s.attnPeak*p.AttentionPrefillEfficiency), mem) + s.attentionLaunch(c)
 	case k == models.OpAttnDecode:
 		dmem := c.Bytes() / (s.bw * p.AttentionDecodeEfficiency)
-		return math.Max(c.FLOPs/(s.attnPeak*p.AttentionPrefillEfficiency), dmem) + launch
+		return math.Max(c.FLOPs/(s.attnPeak*p.AttentionPrefillEfficiency), dmem) + s.attentionLaunch(c)
+	case k == models.OpElementwise:
+		eff := p.BandwidthEfficiency
+		if p.ElementwiseBandwidthEfficiency > 0 {
+			eff = p.ElementwiseBandwidthEfficiency
+		}
+		return c.Bytes()/(s.bw*eff) + launch
 	case k == models.OpAllReduce:
 		if s.tp <= 1 {
 			return 0
@@ -88,6 +94,15 @@ func (s *Model) OpTime(k models.OpKind, c models.OpCost) float64 {
 		return float64(c.Count)*p.AllReduceLatencyUS*1e-6 + ring*c.DataBytes/s.linkBW
 	}
 	return mem + launch
+}
+
+// attentionLaunch is the fixed time of an attention op's kernels.
+func (s *Model) attentionLaunch(c models.OpCost) float64 {
+	o := s.prof.AttentionKernelOverheadUS
+	if o <= 0 {
+		o = s.prof.KernelOverheadUS
+	}
+	return float64(c.Count) * o * 1e-6
 }
 
 // CPUTime is the engine's CPU time for a step with the given shape.

@@ -2,6 +2,7 @@ package steptime
 
 import (
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/headroom-sim/headroom/hardware"
@@ -35,6 +36,15 @@ type Profile struct {
 	// KernelOverheadUS is the fixed cost per kernel (launch gaps, tails)
 	// that CUDA graphs do not remove.
 	KernelOverheadUS float64 `json:"kernel_overhead_us" yaml:"kernel_overhead_us"`
+	// ElementwiseBandwidthEfficiency is the fraction of peak bandwidth the
+	// elementwise kernels (norms, rotary embedding, activation) reach; 0
+	// means BandwidthEfficiency (the behaviour before the field existed).
+	ElementwiseBandwidthEfficiency float64 `json:"elementwise_bandwidth_efficiency,omitempty" yaml:"elementwise_bandwidth_efficiency,omitempty"`
+	// AttentionKernelOverheadUS is the fixed cost per attention kernel
+	// (prefill or decode, per layer), which is larger than other kernels'
+	// because of the split-KV reduction and the paged-KV set-up; 0 means
+	// KernelOverheadUS (the behaviour before the field existed).
+	AttentionKernelOverheadUS float64 `json:"attention_kernel_overhead_us,omitempty" yaml:"attention_kernel_overhead_us,omitempty"`
 	// LinkEfficiency is the fraction of the scale-up link's one-way
 	// bandwidth an all-reduce reaches.
 	LinkEfficiency float64 `json:"link_efficiency" yaml:"link_efficiency"`
@@ -71,12 +81,16 @@ func (p *Profile) Validate() error {
 			return &hardware.FieldError{Field: f.name, Reason: fmt.Sprintf("%g is not in (0, 1]", f.v)}
 		}
 	}
+	if e := p.ElementwiseBandwidthEfficiency; !(e >= 0 && e <= 1) {
+		return &hardware.FieldError{Field: "elementwise_bandwidth_efficiency", Reason: fmt.Sprintf("%g is not in [0, 1] (0 = bandwidth_efficiency)", e)}
+	}
 	nonneg := []struct {
 		name string
 		v    float64
 	}{
 		{"gemm_half_tokens", p.GEMMHalfTokens},
 		{"kernel_overhead_us", p.KernelOverheadUS},
+		{"attention_kernel_overhead_us", p.AttentionKernelOverheadUS},
 		{"all_reduce_latency_us", p.AllReduceLatencyUS},
 		{"step_overhead_us", p.StepOverheadUS},
 		{"per_seq_overhead_us", p.PerSeqOverheadUS},
@@ -113,51 +127,130 @@ func family(g *hardware.GPU) string {
 	return "generic"
 }
 
+// gemmHalfTokensPerRidge is GEMMHalfTokens over the GPU's ridge point
+// (dense bf16 FLOP/s ÷ memory bytes/s) for GPUs without kernel
+// measurements. The fits give 96.3 tokens at the A100 80GB's 153 FLOP/B
+// (0.63) and 194 at the H100 SXM's 295 FLOP/B (0.66): a GEMM needs more
+// rows to become compute-bound where the ridge is higher.
+const gemmHalfTokensPerRidge = 0.65
+
+// ridge is g's dense bf16 FLOPs per byte of memory bandwidth.
+func ridge(g *hardware.GPU) float64 {
+	if g.HBMBandwidthGBps <= 0 {
+		return 0
+	}
+	return g.PeakTFLOPS(hardware.BF16) * 1e12 / (g.HBMBandwidthGBps * 1e9)
+}
+
 // DefaultProfile returns the uncalibrated coefficients for g. Their
-// derivation is in docs/steptime.md: the GEMM and bandwidth efficiencies
-// are fitted to Vidur's measured per-operation times on A100 and H100
-// (../shared/data/profiling/vidur), the CPU overheads to Vidur's measured
-// A100 scheduler/sampler/prepare/process times; other families reuse the
-// closest measured family.
+// derivation and error tables are in docs/steptime.md.
+//
+//   - ampere and hopper: the kernel coefficients are fitted (package
+//     sim/steptime/kernels, deterministic) to Vidur's measured
+//     per-operation times on A100 80GB and H100 SXM
+//     (../shared/data/profiling/vidur/{a100,h100}/*/*/mlp.csv), Vidur's
+//     A100 FlashAttention times (a100-attention-tp2/attention.csv) and
+//     Vidur's NCCL all-reduce times inside DGX nodes
+//     (network/{a100,h100}_dgx/all_reduce.csv). Hopper has no attention
+//     measurement and takes the A100's attention fractions.
+//   - other families have no kernel measurements: they take the measured
+//     families' fractions and fixed costs, GEMMHalfTokens scaled with the
+//     GPU's ridge point, and the family adjustments below.
+//
+// The CPU overheads (step, per sequence, per prefill, async overlap) are
+// not kernel coefficients and are the same for every family; serving-run
+// calibration (sim/calibrate) replaces them.
 func DefaultProfile(g *hardware.GPU) Profile {
 	p := Profile{
-		SchemaVersion:              ProfileSchemaVersion,
-		GEMMEfficiency:             0.75,
-		GEMMHalfTokens:             24,
-		BandwidthEfficiency:        0.82,
-		AttentionPrefillEfficiency: 0.55,
-		AttentionDecodeEfficiency:  0.70,
-		KernelOverheadUS:           2.0,
-		LinkEfficiency:             0.75,
-		AllReduceLatencyUS:         12,
-		StepOverheadUS:             1500,
-		PerSeqOverheadUS:           10,
-		PerPrefillOverheadUS:       50,
-		AsyncOverlap:               0.8,
+		SchemaVersion:                  ProfileSchemaVersion,
+		GEMMEfficiency:                 0.75,
+		GEMMHalfTokens:                 math.Round(gemmHalfTokensPerRidge*ridge(g)*10) / 10,
+		BandwidthEfficiency:            0.82,
+		ElementwiseBandwidthEfficiency: 0.60,
+		AttentionPrefillEfficiency:     0.35,
+		AttentionDecodeEfficiency:      0.75,
+		KernelOverheadUS:               5,
+		AttentionKernelOverheadUS:      15,
+		LinkEfficiency:                 0.75,
+		AllReduceLatencyUS:             40,
+		StepOverheadUS:                 1500,
+		PerSeqOverheadUS:               10,
+		PerPrefillOverheadUS:           50,
+		AsyncOverlap:                   0.8,
+	}
+	if p.GEMMHalfTokens <= 0 {
+		p.GEMMHalfTokens = 100
 	}
 	switch f := family(g); f {
 	case "hopper":
-		p.Source = "default: hopper"
-		p.GEMMEfficiency = 0.72
+		p.Source = "default: hopper (fitted to Vidur H100 SXM kernels; attention from A100)"
+		// Vidur h100/*/*/mlp.csv, 21,756 projection kernels (6 models,
+		// TP 1-8, 1-4096 tokens); the MLP (up + down) is within a median
+		// 4.7% for T ≥ 512 tokens and 2.5% for T ≤ 64.
+		p.GEMMEfficiency = 0.764
+		p.GEMMHalfTokens = math.Round(0.656*ridge(g)*10) / 10 // 194 on the H100 SXM
+		p.BandwidthEfficiency = 0.900
+		p.KernelOverheadUS = 4.78
+		// The same files' norms, rotary, activation and add, summed per
+		// layer as the model's elementwise op.
+		p.ElementwiseBandwidthEfficiency = 0.664
+		// No Hopper attention measurement: Vidur A100 attention.csv
+		// fractions (see ampere).
+		p.AttentionPrefillEfficiency = 0.353
+		p.AttentionDecodeEfficiency = 0.772
+		p.AttentionKernelOverheadUS = 14.9
+		// Vidur network/h100_dgx/all_reduce.csv, 2, 4 and 8 GPUs,
+		// 2 KiB-64 MiB (NCCL over NVLink4/NVSwitch).
+		p.AllReduceLatencyUS = 32.9
+		p.LinkEfficiency = 0.803
 	case "ampere":
-		p.Source = "default: ampere"
-		p.GEMMEfficiency = 0.80
-		p.BandwidthEfficiency = 0.85
+		p.Source = "default: ampere (fitted to Vidur A100 80GB kernels)"
+		// Vidur a100/*/*/mlp.csv, 36,188 projection kernels (8 models,
+		// TP 1-8, 1-32768 tokens); the MLP (up + down) is within a median
+		// 3.1% for T ≥ 512 tokens and 2.5% for T ≤ 64. The A10 and A10G
+		// (also "ampere") take these fractions unmeasured.
+		p.GEMMEfficiency = 0.750
+		p.GEMMHalfTokens = math.Round(0.6292*ridge(g)*10) / 10 // 96.3 on the A100 80GB
+		p.BandwidthEfficiency = 0.787
+		p.KernelOverheadUS = 5.13
+		// The same files' norms, rotary, activation and add per layer.
+		p.ElementwiseBandwidthEfficiency = 0.546
+		// Vidur a100-attention-tp2/attention.csv: FlashAttention prefill
+		// chunks (fitted on the q·(c+q) work the profiled kernel did) and
+		// paged decode, 32 query / 4 KV heads per GPU.
+		p.AttentionPrefillEfficiency = 0.353
+		p.AttentionDecodeEfficiency = 0.772
+		p.AttentionKernelOverheadUS = 14.9
+		// Vidur network/a100_dgx/all_reduce.csv, 2, 4 and 8 GPUs in one
+		// node, 2 KiB-64 MiB (NCCL over NVLink3/NVSwitch).
+		p.AllReduceLatencyUS = 44.7
+		p.LinkEfficiency = 0.573
 	case "blackwell":
-		p.Source = "default: blackwell (hopper coefficients; no Blackwell measurements yet)"
+		p.Source = "default: blackwell (no measurements: lower GEMM efficiency, hopper's NVLink all-reduce)"
 		p.GEMMEfficiency = 0.70
+		p.AllReduceLatencyUS = 32.9
+		p.LinkEfficiency = 0.80
 	case "gddr":
-		p.Source = "default: gddr workstation/consumer cards"
+		p.Source = "default: gddr workstation/consumer cards (no measurements)"
 		p.BandwidthEfficiency = 0.88
 	case "amd":
-		p.Source = "default: amd instinct (hopper coefficients, lower GEMM efficiency)"
+		p.Source = "default: amd instinct (no measurements: lower GEMM and bandwidth efficiency)"
 		p.GEMMEfficiency = 0.55
 		p.BandwidthEfficiency = 0.75
 	case "gaudi":
-		p.Source = "default: gaudi (generic coefficients)"
+		p.Source = "default: gaudi (no measurements)"
 		p.GEMMEfficiency = 0.60
 	default:
-		p.Source = "default: generic"
+		p.Source = "default: generic (no measurements)"
+	}
+	if k := g.ScaleUp.Kind; k == "none" || strings.HasPrefix(k, "pcie") {
+		// No NVLink: NCCL all-reduces cross PCIe (peer-to-peer or through
+		// host memory), where nccl-tests report bus bandwidths of about a
+		// third of the link's one-way rate and tens of microseconds of
+		// latency per collective.
+		p.LinkEfficiency = 0.35
+		p.AllReduceLatencyUS = 50
+		p.Source += "; PCIe all-reduce"
 	}
 	return p
 }

@@ -131,7 +131,7 @@ multi_turn: {turns: 3, think_time_ms: 5000}
 }
 
 func TestTraceSpecApply(t *testing.T) {
-	recs := []TraceRecord{{0, 1, 1, nil}, {1, 2, 2, nil}, {3, 3, 3, nil}}
+	recs := []TraceRecord{{ArrivalS: 0, InputTokens: 1, OutputTokens: 1}, {ArrivalS: 1, InputTokens: 2, OutputTokens: 2}, {ArrivalS: 3, InputTokens: 3, OutputTokens: 3}}
 	tests := []struct {
 		name string
 		spec TraceSpec
@@ -140,8 +140,8 @@ func TestTraceSpecApply(t *testing.T) {
 		{"defaults", TraceSpec{}, recs},
 		{"limit", TraceSpec{Limit: 2}, recs[:2]},
 		{"limit above length", TraceSpec{Limit: 9}, recs},
-		{"speedup", TraceSpec{Speedup: 2}, []TraceRecord{{0, 1, 1, nil}, {0.5, 2, 2, nil}, {1.5, 3, 3, nil}}},
-		{"slowdown and limit", TraceSpec{Speedup: 0.5, Limit: 2}, []TraceRecord{{0, 1, 1, nil}, {2, 2, 2, nil}}},
+		{"speedup", TraceSpec{Speedup: 2}, []TraceRecord{{ArrivalS: 0, InputTokens: 1, OutputTokens: 1}, {ArrivalS: 0.5, InputTokens: 2, OutputTokens: 2}, {ArrivalS: 1.5, InputTokens: 3, OutputTokens: 3}}},
+		{"slowdown and limit", TraceSpec{Speedup: 0.5, Limit: 2}, []TraceRecord{{ArrivalS: 0, InputTokens: 1, OutputTokens: 1}, {ArrivalS: 2, InputTokens: 2, OutputTokens: 2}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -76,6 +76,9 @@ type TraceRecord struct {
 	// MooncakeBlockTokens-token block of the prompt; requests that share
 	// their leading ids share that prefix.
 	HashIDs []int64 `json:"hash_ids,omitempty"`
+	// Stage labels the record (e.g. the benchmark of a multi-benchmark
+	// run) so results can be reported per label; 0 by default.
+	Stage int `json:"stage,omitempty"`
 }
 
 // Trace is a parsed trace with what the parser dropped.

@@ -67,7 +67,7 @@ func (t *table) str(i int, col string) string {
 	return strings.TrimSpace(t.rows[i][j])
 }
 
-// float parses a cell; an empty cell is NaN-free zero with ok=false.
+// float parses a cell; an empty cell gives ok = false.
 func (t *table) float(i int, col string) (v float64, ok bool, err error) {
 	s := t.str(i, col)
 	if s == "" {

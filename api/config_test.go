@@ -1,0 +1,83 @@
+package api
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+func TestLoadConfig(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	good := write("good.yaml", "listen: 0.0.0.0:9000\nsimulate:\n  sync_timeout: 10s\njobs:\n  queue_size: 8\nlog:\n  format: json\n")
+	unknown := write("unknown.yaml", "simulate:\n  max_requests: 5\n")
+	scalar := write("scalar.yaml", "jobs: 4\n")
+	tests := []struct {
+		name   string
+		src    ConfigSources
+		check  func(Config) bool
+		errKey string // "" for success; "-" for an error without a key
+	}{
+		{"defaults", ConfigSources{}, func(c Config) bool {
+			return c.Listen == "127.0.0.1:8080" && c.Simulate.SyncMaxRequests == 20000 && c.Jobs.Workers >= 1
+		}, ""},
+		{"file", ConfigSources{File: good}, func(c Config) bool {
+			return c.Listen == "0.0.0.0:9000" && c.Simulate.SyncTimeout == 10*time.Second && c.Jobs.QueueSize == 8 && c.Log.Format == "json" && c.Log.Level == "info"
+		}, ""},
+		{"env over file", ConfigSources{File: good, Environ: []string{"HEADROOM_JOBS__QUEUE_SIZE=3", "HOME=/root", "HEADROOM_CATALOG_DIR=/cat"}}, func(c Config) bool {
+			return c.Jobs.QueueSize == 3 && c.CatalogDir == "/cat" && c.Listen == "0.0.0.0:9000"
+		}, ""},
+		{"flags over env", ConfigSources{Environ: []string{"HEADROOM_JOBS__QUEUE_SIZE=3"}, Flags: map[string]string{"jobs.queue_size": "9", "shutdown_grace": "1m"}}, func(c Config) bool {
+			return c.Jobs.QueueSize == 9 && c.ShutdownGrace == time.Minute
+		}, ""},
+		{"unknown file key", ConfigSources{File: unknown}, nil, "simulate.max_requests"},
+		{"scalar for a section", ConfigSources{File: scalar}, nil, "-"},
+		{"unknown env key", ConfigSources{Environ: []string{"HEADROOM_SIMULATE_SYNC_TIMEOUT=1s"}}, nil, "simulate_sync_timeout"},
+		{"unknown flag key", ConfigSources{Flags: map[string]string{"nope": "1"}}, nil, "nope"},
+		{"bad duration", ConfigSources{Environ: []string{"HEADROOM_JOBS__TIMEOUT=soon"}}, nil, "-"},
+		{"invalid value", ConfigSources{Flags: map[string]string{"jobs.workers": "0"}}, nil, "jobs.workers"},
+		{"bad listen", ConfigSources{Flags: map[string]string{"listen": "8080"}}, nil, "listen"},
+		{"missing file", ConfigSources{File: filepath.Join(dir, "none.yaml")}, nil, "-"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := LoadConfig(tt.src)
+			if tt.errKey == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !tt.check(c) {
+					t.Errorf("config %+v", c)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatalf("no error, want one about %s", tt.errKey)
+			}
+			var ce *ConfigError
+			if tt.errKey != "-" && (!errors.As(err, &ce) || ce.Key != tt.errKey) {
+				t.Errorf("error %v, want one naming key %s", err, tt.errKey)
+			}
+		})
+	}
+}
+
+func TestEnvName(t *testing.T) {
+	for key, want := range map[string]string{
+		"listen":                     "HEADROOM_LISTEN",
+		"simulate.sync_max_requests": "HEADROOM_SIMULATE__SYNC_MAX_REQUESTS",
+		"jobs.result_ttl":            "HEADROOM_JOBS__RESULT_TTL",
+	} {
+		if got := EnvName(key); got != want || envKey(got) != key {
+			t.Errorf("EnvName(%s) = %s (back: %s), want %s", key, got, envKey(got), want)
+		}
+	}
+}

@@ -1,0 +1,37 @@
+// Package api is Headroom's REST API server (`headroom serve`): the
+// catalogs, the capacity answer and the simulator over HTTP, with a job
+// manager for long runs, Prometheus metrics and an OpenAPI document.
+//
+// Reading order:
+//
+//   - config.go: the configuration (koanf: defaults → YAML file →
+//     HEADROOM_* environment → flags; unknown keys are errors).
+//   - server.go: New, the routes, the middleware (metrics, access log,
+//     panic recovery, body limit) and graceful shutdown in Serve.
+//   - engine.go: the Engine interface the handlers call, and Domain, its
+//     implementation over catalogs, scenario and sim; store.go keeps the
+//     catalog that POST /v1/models extends (and persists).
+//   - dto.go: request and response bodies; their `binding` tags are both
+//     the run-time rules and the published schema. validate.go adds the
+//     cross-field rules, bind.go decodes strictly and words the failures.
+//   - problem.go: RFC 9457 problems; problemFor is the one place that
+//     maps errors to HTTP statuses.
+//   - catalog_handlers.go, run_handlers.go, job_handlers.go,
+//     ops_handlers.go: thin handlers with their swag annotations.
+//   - jobs.go: the job manager, generic over kinds (a registry of
+//     runners), with a bounded worker pool, a bounded queue and a TTL for
+//     finished jobs.
+//   - metrics.go: the Prometheus series.
+//
+// The OpenAPI document is generated into ../openapi by swag from the
+// annotations (openapi/generate.sh) and embedded from there.
+//
+//	@title						Headroom API
+//	@version					1
+//	@description				Capacity planning and simulation for LLM inference serving: GPU and model catalogs, vLLM's memory/KV-cache answer, and a discrete-event simulator of vLLM-style serving. Names and units are those of the CLI's JSON reports. Every error is an RFC 9457 application/problem+json document.
+//	@license.name				see the repository
+//	@BasePath					/
+//	@schemes					http
+//	@produce					json
+//	@accept						json
+package api

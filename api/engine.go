@@ -1,0 +1,147 @@
+package api
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+
+	"github.com/headroom-sim/headroom/catalogs"
+	"github.com/headroom-sim/headroom/hardware"
+	"github.com/headroom-sim/headroom/models"
+	"github.com/headroom-sim/headroom/sim"
+	"github.com/headroom-sim/headroom/sim/memory"
+	"github.com/headroom-sim/headroom/sim/scenario"
+)
+
+// Engine is what the handlers need from the domain. Domain implements it
+// over catalogs, scenario and sim; tests may use fakes.
+type Engine interface {
+	GPUs() []*hardware.GPU
+	GPU(id string) (*hardware.GPU, error)
+	Models() []*models.Model
+	Model(id string) (*models.Model, error)
+	// ImportModel adds a model from a Hugging Face config.json.
+	ImportModel(q ImportModelQuery, configJSON io.Reader) (ImportedModel, error)
+	// Capacity answers `headroom capacity`.
+	Capacity(ctx context.Context, spec scenario.CapacitySpec) (memory.Report, error)
+	// Prepare resolves a scenario for a run of at most maxRequests
+	// requests; errors are the scenario's (scenario.ErrTooLarge past it).
+	Prepare(sc scenario.Scenario, maxRequests int) (*scenario.Resolved, error)
+	// Simulate runs a prepared scenario; it stops with ctx's error when ctx
+	// ends.
+	Simulate(ctx context.Context, res *scenario.Resolved, progress func(float64)) (*sim.Report, error)
+}
+
+// Domain is the real Engine.
+type Domain struct {
+	store *catalogStore
+}
+
+// NewDomain serves base, extended with the models of storeDir (when not
+// ""), where POST /v1/models also writes.
+func NewDomain(base *catalogs.Catalog, storeDir string) (*Domain, error) {
+	st, err := newCatalogStore(base, storeDir)
+	if err != nil {
+		return nil, err
+	}
+	return &Domain{store: st}, nil
+}
+
+func (d *Domain) GPUs() []*hardware.GPU                  { return d.store.catalog().GPUs() }
+func (d *Domain) GPU(id string) (*hardware.GPU, error)   { return d.store.catalog().GPU(id) }
+func (d *Domain) Models() []*models.Model                { return d.store.catalog().Models() }
+func (d *Domain) Model(id string) (*models.Model, error) { return d.store.catalog().Model(id) }
+
+// ImportModel imports, checks the id is free, and adds (and persists) it.
+func (d *Domain) ImportModel(q ImportModelQuery, r io.Reader) (ImportedModel, error) {
+	importer := catalogs.ImportHF
+	if q.IgnoreUnknown {
+		importer = catalogs.ImportHFLenient
+	}
+	m, ignored, err := importer("config.json", r, q.ID)
+	if err != nil {
+		return ImportedModel{}, err
+	}
+	m.Source = "POST /v1/models"
+	if q.HFID != "" {
+		m.HFID = q.HFID
+	}
+	persisted, err := d.store.addModel(m, ignored)
+	if err != nil {
+		return ImportedModel{}, err
+	}
+	if ignored == nil {
+		ignored = []string{}
+	}
+	return ImportedModel{Model: m, Params: m.Params(), IgnoredKeys: ignored, Persisted: persisted}, nil
+}
+
+// Capacity runs scenario.Capacity; an answer that does not fit is an
+// error wrapping memory.ErrDoesNotFit, carrying the report.
+func (d *Domain) Capacity(ctx context.Context, spec scenario.CapacitySpec) (memory.Report, error) {
+	if err := ctx.Err(); err != nil {
+		return memory.Report{}, err
+	}
+	rep, err := scenario.Capacity(d.store.catalog(), spec)
+	if err == nil && !rep.Fits {
+		return rep, &InfeasibleError{Report: rep}
+	}
+	return rep, err
+}
+
+// InfeasibleError is a capacity question whose answer is "does not fit"
+// (422, with the report).
+type InfeasibleError struct{ Report memory.Report }
+
+func (e *InfeasibleError) Error() string {
+	r := &e.Report
+	hint := "no tensor-parallel degree up to the GPU's node size fits"
+	if r.MinTPThatFits > 0 {
+		hint = fmt.Sprintf("smallest tp that fits: %d", r.MinTPThatFits)
+	}
+	return fmt.Sprintf("%s on %d× %s: %s (%s)", r.Model, r.TP, r.GPU, r.Reason, hint)
+}
+
+func (e *InfeasibleError) Unwrap() error { return memory.ErrDoesNotFit }
+
+// Prepare resolves sc against the current catalog; files and calibration
+// references are refused (the API reads no server files).
+func (d *Domain) Prepare(sc scenario.Scenario, maxRequests int) (*scenario.Resolved, error) {
+	return sc.Resolve(scenario.Env{Catalog: d.store.catalog(), MaxRequests: maxRequests})
+}
+
+// Simulate runs sim.Run.
+func (d *Domain) Simulate(ctx context.Context, res *scenario.Resolved, progress func(float64)) (*sim.Report, error) {
+	var opts []sim.Option
+	if progress != nil {
+		opts = append(opts, sim.WithProgress(progress))
+	}
+	return sim.Run(ctx, res.Config, opts...)
+}
+
+// decodeScenario decodes a scenario body strictly: unknown keys are errors
+// naming their path.
+func decodeScenario(body []byte, name string) (scenario.Scenario, error) {
+	if len(bytes.TrimSpace(body)) == 0 {
+		return scenario.Scenario{}, fmt.Errorf("%w: the request body is empty (want a scenario; {} runs the defaults)", ErrMalformed)
+	}
+	if len(body) > scenario.MaxBytes {
+		return scenario.Scenario{}, &bodyTooLargeError{limit: scenario.MaxBytes}
+	}
+	if b := bytes.TrimSpace(body); b[0] != '{' {
+		return scenario.Scenario{}, fmt.Errorf("%w: a scenario is a JSON object", ErrMalformed)
+	}
+	sc, err := scenario.Decode(bytes.NewReader(body), name)
+	if err != nil {
+		return sc, err
+	}
+	return sc, nil
+}
+
+// notFound wraps ErrNotFound.
+func notFound(format string, a ...any) error {
+	return fmt.Errorf("%w: %s", ErrNotFound, fmt.Sprintf(format, a...))
+}
+
+var _ Engine = (*Domain)(nil)

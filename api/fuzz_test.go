@@ -1,0 +1,86 @@
+package api
+
+import (
+	"encoding/json"
+	"fmt"
+	"testing"
+	"time"
+)
+
+// Fuzz the JSON bodies: whatever arrives, a handler answers a documented
+// status with a JSON body (a problem for errors), never a 500 or a panic.
+
+// slowAnswer bounds one answer: the synchronous limit of the simulate
+// fuzzer plus slack. A slower answer spent its time where no limit applies.
+const slowAnswer = 4 * time.Second
+
+var allowed = map[int]bool{200: true, 201: true, 202: true, 400: true, 404: true, 409: true, 413: true, 422: true, 429: true}
+
+func fuzzBody(f *testing.F, method, path string, seeds []string, mutate func(*Config)) {
+	for _, s := range seeds {
+		f.Add([]byte(s))
+	}
+	h := newTestServer(f, mutate).Handler()
+	f.Fuzz(func(t *testing.T, body []byte) {
+		start := time.Now()
+		// A hang never returns to the check below: crash the worker so
+		// that the fuzzer records the input.
+		watchdog := time.AfterFunc(3*slowAnswer, func() { panic(fmt.Sprintf("no answer after %s for %q", 3*slowAnswer, body)) })
+		r := do(t, h, method, path, string(body))
+		watchdog.Stop()
+		if d := time.Since(start); d > slowAnswer {
+			t.Fatalf("HTTP %d after %s for %q", r.status, d, body)
+		}
+		if !allowed[r.status] {
+			t.Fatalf("HTTP %d for %q: %s", r.status, body, r.body)
+		}
+		if !json.Valid(r.body) {
+			t.Fatalf("HTTP %d: body is not JSON: %q", r.status, r.body)
+		}
+		if r.status >= 400 {
+			r.problem(t)
+		}
+	})
+}
+
+func FuzzCapacityBody(f *testing.F) {
+	fuzzBody(f, "POST", "/v1/capacity", []string{
+		`{"model":"llama-3.1-70b","gpu":"h100-sxm","tp":4,"prompt_tokens":2048,"output_tokens":512}`,
+		`{"model":"deepseek-v3","gpu":"h200","tp":8,"kv_cache_dtype":"fp8","engine":{"max_model_len":4096,"block_size":64}}`,
+		`{"model":"gpt-oss-120b","gpu":"mi300x","weights_dtype":"mxfp4","fragmentation":0.1,"engine":{"gpu_memory_utilization":0.95,"enable_chunked_prefill":false}}`,
+		`{"model":"llama-3.1-8b","gpu":"l4","engine":{"max_num_seqs":1,"max_num_batched_tokens":1}}`,
+		`{"model":"x","gpu":1}`, `[]`, `null`, `{"tp":-1}`, `{`,
+	}, nil)
+}
+
+func FuzzSimulateBody(f *testing.F) {
+	fuzzBody(f, "POST", "/v1/simulate", []string{
+		`{"model":"llama-3.1-8b","gpu":"h100-sxm","workload":{"requests":50}}`,
+		`{"model":"qwen2.5-7b","gpu":"l40s","replicas":2,"router":"least_outstanding","engine":{"max_num_seqs":16,"enable_prefix_caching":false},
+		  "workload":{"requests":40,"arrival":{"type":"closed_loop","concurrency":4,"think_time_ms":100},"shared_prefix":{"groups":2,"prefix_tokens":64},
+		  "input_tokens":{"type":"normal","mean":300,"stddev":100,"min":1,"max":600},"output_tokens":{"type":"buckets","buckets":[{"weight":1,"min":1,"max":50}]}},
+		  "sla":{"ttft_ms":{"p99":500}},"report":{"timeseries":true}}`,
+		`{"model":"llama-3.1-8b","gpu":"h100-sxm","workload":{"stages":[{"duration_s":2,"rate_rps":5},{"duration_s":2,"concurrency":3}],"multi_turn":{"turns":2}}}`,
+		`{"model":"llama-3.1-8b","gpu":"h100-sxm","engine":{"scheduler":"v0","preemption_mode":"swap","max_num_seqs":2}}`,
+		`{"model":"llama-3.1-70b","gpu":"a100-80gb","tp":2}`, `{}`, `model: x`, `{"workload":[]}`,
+	}, func(c *Config) {
+		c.Simulate.SyncMaxRequests = 300
+		c.Simulate.SyncTimeout = 2 * time.Second
+	})
+}
+
+func FuzzJobBody(f *testing.F) {
+	fuzzBody(f, "POST", "/v1/jobs", []string{
+		`{"kind":"simulate","params":{"model":"llama-3.1-8b","gpu":"h100-sxm"}}`,
+		`{"kind":"simulate","params":{"model":"llama-3.1-8b","gpu":"h100-sxm","workload":{"requests":-5}}}`,
+		`{"kind":"sweep","params":null}`, `{"kind":"","params":1}`, `{"kind":"simulate","params":"x"}`,
+	}, func(c *Config) { c.Jobs.QueueSize = 0 })
+}
+
+func FuzzModelBody(f *testing.F) {
+	cfg := readFile(f, "testdata/hf-config.json")
+	fuzzBody(f, "POST", "/v1/models?id=fuzzed", []string{
+		cfg, `{"num_hidden_layers":2,"hidden_size":64,"num_attention_heads":4,"vocab_size":100,"max_position_embeddings":128}`,
+		`{"text_config":{"hidden_size":1},"quantization_config":{"quant_method":"awq","bits":3}}`, `{"num_local_experts":8}`, `{}`, `[]`,
+	}, nil)
+}

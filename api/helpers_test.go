@@ -1,0 +1,116 @@
+package api
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/headroom-sim/headroom/catalogs"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files under testdata/golden")
+
+// testConfig is the default configuration with small, fast limits.
+func testConfig() Config {
+	c := DefaultConfig()
+	c.Listen = "127.0.0.1:0"
+	c.Jobs.Workers = 2
+	c.Jobs.QueueSize = 4
+	c.Simulate.SyncTimeout = 20 * time.Second
+	return c
+}
+
+// newTestServer builds a server over the built-in catalog.
+func newTestServer(t testing.TB, mutate func(*Config)) *Server {
+	t.Helper()
+	cfg := testConfig()
+	if mutate != nil {
+		mutate(&cfg)
+	}
+	base, err := catalogs.Builtin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dom, err := NewDomain(base, cfg.ModelStoreDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := New(cfg, Options{Engine: dom})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// response is a recorded answer.
+type response struct {
+	status int
+	header http.Header
+	body   []byte
+}
+
+func (r response) json(t testing.TB, v any) {
+	t.Helper()
+	if err := json.Unmarshal(r.body, v); err != nil {
+		t.Fatalf("response is not JSON: %v\n%s", err, r.body)
+	}
+}
+
+func (r response) problem(t testing.TB) Problem {
+	t.Helper()
+	if ct := r.header.Get("Content-Type"); ct != ProblemContentType {
+		t.Fatalf("Content-Type = %q, want %s; body %s", ct, ProblemContentType, r.body)
+	}
+	var p Problem
+	r.json(t, &p)
+	if p.Status != r.status || p.Type == "" || p.Title == "" {
+		t.Fatalf("incomplete problem (HTTP %d): %s", r.status, r.body)
+	}
+	return p
+}
+
+// do sends one request to h.
+func do(t testing.TB, h http.Handler, method, path, body string) response {
+	t.Helper()
+	var rd io.Reader
+	if body != "" {
+		rd = strings.NewReader(body)
+	}
+	req := httptest.NewRequest(method, path, rd)
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	return response{status: rec.Code, header: rec.Header(), body: rec.Body.Bytes()}
+}
+
+// golden compares got with testdata/golden/name, rewriting it with -update.
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", "golden", name)
+	if *update {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test ./api -update to create it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs from the golden file (go test ./api -run %s -update rewrites it)\ngot:\n%s\nwant:\n%s", name, t.Name(), got, want)
+	}
+}

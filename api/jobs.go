@@ -1,0 +1,401 @@
+package api
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// JobState is where a job is in its life.
+type JobState string
+
+// Job states. A job is queued, then running, then one of the three final
+// states; a queued job may go straight to cancelled.
+const (
+	JobQueued    JobState = "queued"
+	JobRunning   JobState = "running"
+	JobSucceeded JobState = "succeeded"
+	JobFailed    JobState = "failed"
+	JobCancelled JobState = "cancelled"
+)
+
+// JobStates lists every state.
+var JobStates = []JobState{JobQueued, JobRunning, JobSucceeded, JobFailed, JobCancelled}
+
+func (s JobState) final() bool { return s == JobSucceeded || s == JobFailed || s == JobCancelled }
+
+// Runner does one kind of job. It must return promptly once ctx ends, and
+// may report progress (0–1). Its result is served as JSON.
+type Runner func(ctx context.Context, params json.RawMessage, progress func(float64)) (any, error)
+
+// Check validates a job's params at submission, so bad input is a 4xx of
+// POST /v1/jobs rather than a failed job. It may be nil.
+type Check func(params json.RawMessage) error
+
+type jobKind struct {
+	run   Runner
+	check Check
+}
+
+// JobOptions size a JobManager.
+type JobOptions struct {
+	Workers     int
+	QueueSize   int
+	ResultTTL   time.Duration
+	MaxFinished int
+	// Timeout bounds one job's run.
+	Timeout time.Duration
+	Logger  *slog.Logger
+	// OnTransition, if set, is told of every state change: from is "" for a
+	// new job, to is "" for one dropped after its TTL.
+	OnTransition func(kind string, from, to JobState)
+	// Now is the clock (time.Now when nil).
+	Now func() time.Time
+}
+
+// JobManager runs jobs of registered kinds on a bounded worker pool fed by
+// a bounded queue, and keeps finished jobs for a while.
+type JobManager struct {
+	opt   JobOptions
+	mu    sync.Mutex
+	kinds map[string]jobKind
+	jobs  map[string]*job
+	seq   int64
+	queue chan *job
+	// base is the parent of every job's context; stop cancels them all.
+	base    context.Context
+	stop    context.CancelFunc
+	wg      sync.WaitGroup
+	started bool
+	closed  bool
+	// meanRunS is a moving average of run times, for Retry-After.
+	meanRunS float64
+}
+
+type job struct {
+	id, kind string
+	seq      int64
+	params   json.RawMessage
+	state    JobState
+	progress atomic.Uint64 // float64 bits
+	created  time.Time
+	started  time.Time
+	finished time.Time
+	result   any
+	err      error
+	cancel   context.CancelFunc
+	// cancelled is set by Cancel: the run's end is then "cancelled".
+	cancelled bool
+}
+
+// NewJobManager makes a manager; register kinds, then Start it.
+func NewJobManager(opt JobOptions) *JobManager {
+	if opt.Workers < 1 {
+		opt.Workers = 1
+	}
+	if opt.Logger == nil {
+		opt.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opt.Now == nil {
+		opt.Now = time.Now
+	}
+	if opt.OnTransition == nil {
+		opt.OnTransition = func(string, JobState, JobState) {}
+	}
+	base, stop := context.WithCancel(context.Background())
+	return &JobManager{
+		opt: opt, kinds: map[string]jobKind{}, jobs: map[string]*job{},
+		queue: make(chan *job, opt.QueueSize), base: base, stop: stop,
+	}
+}
+
+// Register adds a job kind (simulate here; sweep, plan, calibrate … from
+// other packages). check may be nil.
+func (m *JobManager) Register(kind string, run Runner, check Check) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.kinds[kind] = jobKind{run: run, check: check}
+}
+
+// Kinds lists the registered kinds, sorted.
+func (m *JobManager) Kinds() []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := make([]string, 0, len(m.kinds))
+	for k := range m.kinds {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Start launches the workers.
+func (m *JobManager) Start() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.started || m.closed {
+		return
+	}
+	m.started = true
+	for range m.opt.Workers {
+		m.wg.Go(m.work)
+	}
+}
+
+// Submit checks params and queues a job. Errors: an unknown kind or the
+// check's error, *QueueFullError, ErrShuttingDown.
+func (m *JobManager) Submit(kind string, params json.RawMessage) (JobView, error) {
+	m.mu.Lock()
+	k, ok := m.kinds[kind]
+	known := make([]string, 0, len(m.kinds))
+	for name := range m.kinds {
+		known = append(known, name)
+	}
+	m.mu.Unlock()
+	if !ok {
+		slices.Sort(known)
+		return JobView{}, &ValidationError{Fields: []FieldProblem{{Field: "kind",
+			Reason: fmt.Sprintf("unknown job kind %q (known: %s)", kind, strings.Join(known, ", "))}}}
+	}
+	if k.check != nil {
+		if err := k.check(params); err != nil {
+			return JobView{}, err
+		}
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		return JobView{}, fmt.Errorf("%w: no new jobs", ErrShuttingDown)
+	}
+	m.evictLocked()
+	m.seq++
+	j := &job{id: rand.Text(), kind: kind, seq: m.seq, params: params, state: JobQueued, created: m.opt.Now()}
+	select {
+	case m.queue <- j:
+	default:
+		return JobView{}, &QueueFullError{RetryAfterS: m.retryAfterLocked()}
+	}
+	m.jobs[j.id] = j
+	m.opt.OnTransition(kind, "", JobQueued)
+	return j.view(false), nil
+}
+
+// retryAfterLocked estimates when a queue slot frees: the mean run time
+// times the queued jobs per worker, at least a second.
+func (m *JobManager) retryAfterLocked() int {
+	mean := m.meanRunS
+	if mean == 0 {
+		mean = 1
+	}
+	s := mean * float64(len(m.queue)) / float64(m.opt.Workers)
+	return int(min(max(math.Ceil(s), 1), 3600))
+}
+
+// Get returns a job with its result.
+func (m *JobManager) Get(id string) (JobView, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.evictLocked()
+	j, ok := m.jobs[id]
+	if !ok {
+		return JobView{}, notFound("job %q (finished jobs are kept for %s)", id, m.opt.ResultTTL)
+	}
+	return j.view(true), nil
+}
+
+// List returns every job, oldest first, without results.
+func (m *JobManager) List() []JobView {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.evictLocked()
+	js := make([]*job, 0, len(m.jobs))
+	for _, j := range m.jobs {
+		js = append(js, j)
+	}
+	slices.SortFunc(js, func(a, b *job) int { return int(a.seq - b.seq) })
+	out := make([]JobView, len(js))
+	for i, j := range js {
+		out[i] = j.view(false)
+	}
+	return out
+}
+
+// Cancel stops a job: a queued one is cancelled at once, a running one once
+// its runner returns. A finished job is left as it is.
+func (m *JobManager) Cancel(id string) (JobView, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	j, ok := m.jobs[id]
+	if !ok {
+		return JobView{}, notFound("job %q", id)
+	}
+	switch j.state {
+	case JobQueued:
+		m.finishLocked(j, JobCancelled, nil, context.Canceled)
+	case JobRunning:
+		j.cancelled = true
+		j.cancel()
+	}
+	return j.view(false), nil
+}
+
+// Shutdown refuses new jobs, cancels queued ones, and waits for running
+// ones until ctx ends; then it cancels them and waits for their runners.
+func (m *JobManager) Shutdown(ctx context.Context) {
+	m.mu.Lock()
+	if !m.closed {
+		m.closed = true
+		close(m.queue)
+		for _, j := range m.jobs {
+			if j.state == JobQueued {
+				m.finishLocked(j, JobCancelled, nil, fmt.Errorf("%w: cancelled before it started", ErrShuttingDown))
+			}
+		}
+	}
+	m.mu.Unlock()
+	done := make(chan struct{})
+	go func() { m.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-ctx.Done():
+		m.stop()
+		<-done
+	}
+	m.stop()
+}
+
+func (m *JobManager) work() {
+	for j := range m.queue {
+		m.runOne(j)
+	}
+}
+
+func (m *JobManager) runOne(j *job) {
+	m.mu.Lock()
+	if j.state != JobQueued {
+		m.mu.Unlock()
+		return
+	}
+	k := m.kinds[j.kind]
+	ctx, cancel := context.WithTimeout(m.base, m.opt.Timeout)
+	defer cancel()
+	j.cancel = cancel
+	j.state, j.started = JobRunning, m.opt.Now()
+	m.opt.OnTransition(j.kind, JobQueued, JobRunning)
+	m.mu.Unlock()
+
+	res, err := m.call(ctx, k.run, j)
+
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	switch {
+	case err == nil:
+		j.progress.Store(math.Float64bits(1))
+		m.finishLocked(j, JobSucceeded, res, nil)
+	case j.cancelled:
+		m.finishLocked(j, JobCancelled, nil, fmt.Errorf("cancelled by DELETE: %w", context.Canceled))
+	case errors.Is(err, context.Canceled) && m.base.Err() != nil:
+		m.finishLocked(j, JobCancelled, nil, fmt.Errorf("%w: %w", ErrShuttingDown, err))
+	case errors.Is(err, context.DeadlineExceeded) && ctx.Err() != nil:
+		m.finishLocked(j, JobFailed, nil, fmt.Errorf("job exceeded its time limit of %s: %w", m.opt.Timeout, err))
+	default:
+		m.finishLocked(j, JobFailed, nil, err)
+	}
+	if run := j.finished.Sub(j.started).Seconds(); m.meanRunS == 0 {
+		m.meanRunS = run
+	} else {
+		m.meanRunS = 0.8*m.meanRunS + 0.2*run
+	}
+}
+
+// call runs the runner, turning a panic into an error (logged once here).
+func (m *JobManager) call(ctx context.Context, run Runner, j *job) (res any, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			m.opt.Logger.Error("job panicked", "job", j.id, "kind", j.kind, "panic", p)
+			res, err = nil, fmt.Errorf("job %s panicked", j.id)
+		}
+	}()
+	return run(ctx, j.params, func(f float64) {
+		if !(f >= 0) {
+			return
+		}
+		f = min(f, 1)
+		for {
+			old := j.progress.Load()
+			if f <= math.Float64frombits(old) || j.progress.CompareAndSwap(old, math.Float64bits(f)) {
+				return
+			}
+		}
+	})
+}
+
+func (m *JobManager) finishLocked(j *job, to JobState, res any, err error) {
+	from := j.state
+	j.state, j.result, j.err, j.finished = to, res, err, m.opt.Now()
+	j.params = nil
+	m.opt.OnTransition(j.kind, from, to)
+	if err != nil && to == JobFailed {
+		if _, internal := problemFor(err); internal {
+			m.opt.Logger.Error("job failed", "job", j.id, "kind", j.kind, "err", err)
+		}
+	}
+}
+
+// evictLocked drops finished jobs past their TTL, then the oldest finished
+// ones beyond MaxFinished.
+func (m *JobManager) evictLocked() {
+	now := m.opt.Now()
+	var finished []*job
+	for id, j := range m.jobs {
+		if !j.state.final() {
+			continue
+		}
+		if now.Sub(j.finished) > m.opt.ResultTTL {
+			delete(m.jobs, id)
+			m.opt.OnTransition(j.kind, j.state, "")
+			continue
+		}
+		finished = append(finished, j)
+	}
+	if extra := len(finished) - m.opt.MaxFinished; extra > 0 {
+		slices.SortFunc(finished, func(a, b *job) int { return a.finished.Compare(b.finished) })
+		for _, j := range finished[:extra] {
+			delete(m.jobs, j.id)
+			m.opt.OnTransition(j.kind, j.state, "")
+		}
+	}
+}
+
+func (j *job) view(withResult bool) JobView {
+	v := JobView{ID: j.id, Kind: j.kind, State: j.state, Progress: math.Float64frombits(j.progress.Load()), CreatedAt: j.created}
+	if !j.started.IsZero() {
+		t := j.started
+		v.StartedAt = &t
+	}
+	if !j.finished.IsZero() {
+		t := j.finished
+		v.FinishedAt = &t
+	}
+	if withResult && j.state == JobSucceeded {
+		v.Result = j.result
+	}
+	if j.err != nil {
+		p, _ := problemFor(j.err)
+		if p.Status == 500 {
+			p.Detail = "the job failed; the error is logged"
+		}
+		v.Error = &p
+	}
+	return v
+}

@@ -1,0 +1,123 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/headroom-sim/headroom/sim/scenario"
+)
+
+// capacity godoc
+//
+//	@Summary		Memory split, KV-cache blocks and max concurrency
+//	@Description	The answer of `headroom capacity`: vLLM's start-up memory profile per GPU, the KV-cache block count, and how many requests fit at once. A model that does not fit answers 422 with the report (fits false, reason, min_tp_that_fits) in the problem's `report`.
+//	@Tags			capacity
+//	@Accept			json
+//	@Produce		json,application/problem+json
+//	@Param			request	body		CapacityRequest	true	"the capacity question"
+//	@Success		200		{object}	memory.Report
+//	@Failure		400		{object}	Problem	"malformed or invalid (errors lists the fields)"
+//	@Failure		404		{object}	Problem	"unknown model or GPU"
+//	@Failure		413		{object}	Problem	"body too large"
+//	@Failure		422		{object}	Problem	"the model does not fit (report holds the capacity report)"
+//	@Router			/v1/capacity [post]
+func (s *Server) capacity(c *gin.Context) {
+	var req CapacityRequest
+	if err := s.bindJSON(c, &req); err != nil {
+		s.fail(c, err)
+		return
+	}
+	rep, err := s.engine.Capacity(c.Request.Context(), req.spec())
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	s.respond(c, http.StatusOK, rep)
+}
+
+// simulate godoc
+//
+//	@Summary		Simulate a scenario (synchronously)
+//	@Description	Runs a scenario (the schema of the scenario file, as JSON; model and gpu are required, every other field has vLLM's default) and returns the simulation report. For small scenarios only: one of more than `simulate.sync_max_requests` requests, or one that runs longer than `simulate.sync_timeout`, answers 422: submit it as a job (POST /v1/jobs, kind simulate). Unknown keys are errors naming their path; scenarios may not reference files or calibration profiles.
+//	@Tags			simulate
+//	@Accept			json
+//	@Produce		json,application/problem+json
+//	@Param			scenario	body		scenario.Scenario	true	"the scenario"
+//	@Success		200			{object}	sim.Report
+//	@Failure		400			{object}	Problem	"malformed or invalid scenario"
+//	@Failure		404			{object}	Problem	"unknown model or GPU"
+//	@Failure		413			{object}	Problem	"body too large"
+//	@Failure		422			{object}	Problem	"infeasible, or over the synchronous limits: use a job"
+//	@Failure		503			{object}	Problem	"cancelled (server shutting down)"
+//	@Router			/v1/simulate [post]
+func (s *Server) simulate(c *gin.Context) {
+	body, err := readBody(c)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	sc, err := decodeScenario(body, "request body")
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	res, err := s.engine.Prepare(sc, s.cfg.Simulate.SyncMaxRequests)
+	if errors.Is(err, scenario.ErrTooLarge) {
+		err = fmt.Errorf("%w; run it as a job: POST /v1/jobs with {\"kind\": \"simulate\", \"params\": <scenario>}", err)
+	}
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	parent := c.Request.Context()
+	ctx, cancel := context.WithTimeout(parent, s.cfg.Simulate.SyncTimeout)
+	defer cancel()
+	start := time.Now()
+	rep, err := s.engine.Simulate(ctx, res, nil)
+	if err != nil && errors.Is(err, context.DeadlineExceeded) && parent.Err() == nil {
+		err = fmt.Errorf("%w: the simulation ran past the synchronous time limit of %s; run it as a job: POST /v1/jobs with {\"kind\": \"simulate\", \"params\": <scenario>}",
+			ErrOverLimit, s.cfg.Simulate.SyncTimeout)
+	}
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	s.metrics.simulated("sync", rep.Requests.Total, time.Since(start))
+	s.respond(c, http.StatusOK, rep)
+}
+
+// checkSimulateJob decodes and resolves a simulate job's scenario, so that
+// bad input is refused at submission.
+func (s *Server) checkSimulateJob(params json.RawMessage) error {
+	sc, err := decodeScenario(params, "params")
+	if err != nil {
+		return err
+	}
+	_, err = s.engine.Prepare(sc, s.cfg.Jobs.MaxRequests)
+	return err
+}
+
+// runSimulateJob is the simulate job kind.
+func (s *Server) runSimulateJob(ctx context.Context, params json.RawMessage, progress func(float64)) (any, error) {
+	sc, err := decodeScenario(params, "params")
+	if err != nil {
+		return nil, err
+	}
+	res, err := s.engine.Prepare(sc, s.cfg.Jobs.MaxRequests)
+	if err != nil {
+		return nil, err
+	}
+	start := time.Now()
+	rep, err := s.engine.Simulate(ctx, res, progress)
+	if err != nil {
+		return nil, err
+	}
+	s.metrics.simulated("job", rep.Requests.Total, time.Since(start))
+	return rep, nil
+}
