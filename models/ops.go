@@ -21,12 +21,13 @@ const (
 	OpLMHead                    // logits of the sampled positions
 	OpElementwise               // norms, rotary, residual adds, activation, embedding lookup
 	OpAllReduce                 // tensor-parallel all-reduces (bytes cross the scale-up link)
+	OpAllToAll                  // expert-parallel token exchange (all-gather + reduce-scatter)
 	NumOpKinds
 )
 
 var opNames = [NumOpKinds]string{
 	"qkv_proj", "attention_prefill", "attention_decode", "o_proj", "mlp",
-	"moe_router", "moe_experts", "lm_head", "elementwise", "all_reduce",
+	"moe_router", "moe_experts", "lm_head", "elementwise", "all_reduce", "all_to_all",
 }
 
 func (k OpKind) String() string {
@@ -170,6 +171,7 @@ type CostModel struct {
 	expertFLOPsPerTok, expertActPerTok       float64
 	expertWeightsEach, sharedWeights         float64
 	experts, topK                            float64
+	ep, dp                                   int // expert-parallel group, data-parallel ranks in it
 	lmFLOPsPerTok, lmWeights, lmActPerTok    float64
 	eltPerTok                                float64
 
@@ -183,9 +185,18 @@ type CostModel struct {
 }
 
 // NewCostModel precomputes the coefficients for m at precision p on tp GPUs.
-func (m *Model) NewCostModel(p Precision, tp int) *CostModel {
+func (m *Model) NewCostModel(p Precision, tp int) *CostModel { return m.NewCostModelEP(p, tp, 1) }
+
+// NewCostModelEP is NewCostModel with the routed experts spread over an
+// expert-parallel group of ep GPUs (ep = tp × data-parallel ranks), each
+// holding E/ep whole experts and serving the tokens every rank routes to
+// them. Ranks are assumed to carry equal batches.
+func (m *Model) NewCostModelEP(p Precision, tp, ep int) *CostModel {
 	tp = max(tp, 1)
-	c := &CostModel{m: m, p: p, tp: tp, L: float64(m.NumLayers),
+	if ep <= tp || m.MoE == nil {
+		ep = 1
+	}
+	c := &CostModel{m: m, p: p, tp: tp, L: float64(m.NumLayers), ep: ep, dp: max(ep/tp, 1),
 		full: float64(m.NumFullLayers()), swa: float64(m.NumSlidingLayers())}
 	c.act, c.wb, c.eb, c.kvb = p.Activations.Bytes(), p.Weights.WeightBytes(), p.ExpertDType().WeightBytes(), p.KV.Bytes()
 	h := float64(m.HiddenSize)
@@ -251,6 +262,10 @@ func (m *Model) NewCostModel(p Precision, tp int) *CostModel {
 		c.expertFLOPsPerTok = 2 * ml * 3 * h * (c.topK*ie + ns*is)
 		c.expertActPerTok = ml * (c.topK*(2*h+3*ie) + ns*(2*h+3*is)) * c.act
 		c.expertWeightsEach = ml * 3 * h * ie * c.eb
+		if c.ep > 1 {
+			// Whole experts per GPU: a touched expert is read in full.
+			c.expertWeightsEach = ml * 3 * h * float64(e.ExpertIntermediateSize) * c.eb
+		}
 		c.sharedWeights = ml * ns * 3 * h * is * c.wb
 	}
 
@@ -277,13 +292,28 @@ func (m *Model) NewCostModel(p Precision, tp int) *CostModel {
 }
 
 // ExpertsTouched is the expected number of distinct routed experts a step
-// of n tokens reads per MoE layer with uniform routing:
-// E·(1 − (1 − k/E)^n).
+// of n tokens reads per MoE layer on one GPU with uniform routing:
+// E·(1 − (1 − k/E)^n); with expert parallelism, the GPU's E/ep experts
+// over the tokens of every data-parallel rank.
 func (c *CostModel) ExpertsTouched(n int) float64 {
 	if c.experts == 0 || n == 0 {
 		return 0
 	}
-	return c.experts * (1 - math.Pow(1-c.topK/c.experts, float64(n)))
+	local, tokens := c.experts, float64(n)
+	if c.ep > 1 {
+		local, tokens = c.experts/float64(c.ep), tokens*float64(c.dp)
+	}
+	return local * (1 - math.Pow(1-c.topK/c.experts, tokens))
+}
+
+// expertPairs is the token-expert pairs one GPU's routed experts process
+// in a step of t tokens: every routed pair (each expert is sliced by TP),
+// or with EP the GPU's share of the group's dp·t·k pairs, t·k/tp.
+func (c *CostModel) expertPairs(t float64) float64 {
+	if c.ep > 1 {
+		return t * c.topK / float64(c.tp)
+	}
+	return t * c.topK
 }
 
 // Step returns the work of one forward pass over b on one GPU.
@@ -310,8 +340,17 @@ func (c *CostModel) Step(b *Batch) Cost {
 			DataBytes:   t * c.expertActPerTok,
 			// Each expert's GEMM sees only the tokens routed to it, so its
 			// efficiency follows the tokens per touched expert, not the
-			// batch's.
-			Tokens: max(1, int(t*c.topK/math.Max(touched, 1))), Count: 2 * ml,
+			// batch's (with EP: the pairs this GPU serves, t·k/tp, over its
+			// touched experts).
+			Tokens: max(1, int(c.expertPairs(t)/math.Max(touched, 1))), Count: 2 * ml,
+		}
+		if c.ep > 1 {
+			// vLLM's default all2all backend (allgather_reducescatter):
+			// every MoE layer all-gathers the hidden states of the whole
+			// EP group and reduce-scatters the outputs; each GPU moves
+			// (ep-1)/ep of dp·t tokens each way.
+			frac := float64(c.ep-1) / float64(c.ep)
+			out[OpAllToAll] = OpCost{DataBytes: 2 * float64(ml) * frac * t * float64(c.dp) * float64(c.m.HiddenSize) * c.act, Tokens: n, Count: 2 * ml}
 		}
 	}
 	if b.Sampled > 0 {

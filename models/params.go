@@ -180,6 +180,13 @@ func (m *Model) vocabPerRank(tp int) int64 {
 // weights (max_position_embeddings × rotary dim, in the activation dtype):
 // what vLLM logs as "Model loading took … GiB".
 func (m *Model) WeightBytesPerGPU(p Precision, tp int) float64 {
+	return m.WeightBytesPerGPUEP(p, tp, 1)
+}
+
+// WeightBytesPerGPUEP is WeightBytesPerGPU with expert parallelism over ep
+// GPUs (vLLM --enable-expert-parallel: ep = TP × DP): each GPU holds
+// E/ep whole routed experts instead of a 1/tp slice of every expert.
+func (m *Model) WeightBytesPerGPUEP(p Precision, tp, ep int) float64 {
 	tp = max(tp, 1)
 	h := int64(m.HiddenSize)
 	act := p.Activations.Bytes()
@@ -197,7 +204,11 @@ func (m *Model) WeightBytesPerGPU(p Precision, tp int) float64 {
 	bytes := emb*act + linear*w + replicated*act
 	if e := m.MoE; e != nil {
 		ml := float64(m.NumMoELayers())
-		experts := ml * float64(e.NumExperts) * float64(m.expertParams()) * frac
+		expertFrac := frac
+		if ep > 1 {
+			expertFrac = 1 / float64(ep)
+		}
+		experts := ml * float64(e.NumExperts) * float64(m.expertParams()) * expertFrac
 		shared := ml * float64(e.NumSharedExperts) * 3 * float64(h) * float64(m.sharedExpertSize()) * frac
 		router := ml * float64(h) * float64(e.NumExperts)
 		bytes += experts*p.ExpertDType().WeightBytes() + shared*w + router*act

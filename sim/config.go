@@ -26,7 +26,10 @@ type Config struct {
 	Precision models.Precision
 	TP        int
 	Replicas  int
-	Router    string
+	// EP is the expert-parallel group size (1 = off): the replicas'
+	// MoE layers share their experts across TP × replicas GPUs.
+	EP     int
+	Router string
 	// Engine must be resolved (engine.Config.Resolve).
 	Engine engine.Config
 	// NumGPUBlocks is the KV-cache block count of each replica's GPUs

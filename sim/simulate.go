@@ -99,6 +99,10 @@ func newSimulator(cfg *Config) (*Simulator, error) {
 		if err != nil {
 			return nil, fmt.Errorf("step-time profile: %w", err)
 		}
+		sm.WithCUDAGraphs(steptime.CUDAGraphTokens(cfg.Engine.MaxNumSeqs, cfg.Engine.MaxNumBatchedTokens))
+		if cfg.EP > 1 {
+			sm.WithExpertParallel(cfg.EP)
+		}
 		rp := &replica{
 			id: int32(i), eng: &cfg.Engine, model: sm, window: window,
 			kv:              newKVCache(cfg.NumGPUBlocks, bs, caching, s.units),

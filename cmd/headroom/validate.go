@@ -137,16 +137,16 @@ func findRuns(root string) ([]string, error) {
 }
 
 func writeComparisonTable(w io.Writer, comps []replay.Comparison) {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	for _, c := range comps {
-		fmt.Fprintf(tw, "%s (%s on %s, vLLM %s, %d requests; KV blocks logged %d, predicted %d)\t\t\t\t\n", c.Run, c.Model, c.GPU, c.EngineVersion, c.Requests, c.LoggedBlocks, c.PredictedBlocks)
+		fmt.Fprintf(w, "%s (%s on %s, vLLM %s, %d requests; KV blocks logged %d, predicted %d)\n", c.Run, c.Model, c.GPU, c.EngineVersion, c.Requests, c.LoggedBlocks, c.PredictedBlocks)
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 		fmt.Fprintln(tw, "metric\tmeasured\tpredicted\terror\t")
 		for _, m := range c.Metrics {
 			fmt.Fprintf(tw, "%s\t%.2f\t%.2f\t%+.1f%%\t\n", m.Name, m.Measured, m.Predicted, m.ErrorPct)
 		}
-		fmt.Fprintln(tw, "\t\t\t\t")
+		tw.Flush()
+		fmt.Fprintln(w)
 	}
-	tw.Flush()
 }
 
 // accuracyBars are the uncalibrated accuracy targets: |error| of every

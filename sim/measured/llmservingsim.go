@@ -18,6 +18,7 @@ type llmsMeta struct {
 	EngineArgs  struct {
 		TP                  int     `json:"tensor_parallel_size"`
 		DP                  int     `json:"data_parallel_size"`
+		EP                  bool    `json:"enable_expert_parallel"`
 		MaxNumSeqs          int     `json:"max_num_seqs"`
 		MaxNumBatchedTokens int     `json:"max_num_batched_tokens"`
 		MaxModelLen         *int    `json:"max_model_len"`
@@ -77,7 +78,7 @@ func LoadLLMServingSim(fsys fs.FS, dir string) (*Run, error) {
 		return nil, err
 	}
 	run := &Run{
-		Name: path.Base(dir), Format: "llmservingsim", Model: meta.Model,
+		Name: path.Base(dir), Format: "llmservingsim", Model: meta.Model, ExpertParallel: meta.EngineArgs.EP,
 		TP: max(meta.EngineArgs.TP, 1), DP: max(meta.EngineArgs.DP, 1), EngineVersion: meta.VLLMVersion,
 		ServerSide: true, HashTokens: llmsTokenBlock,
 	}

@@ -73,9 +73,11 @@ type Run struct {
 	GPUNote string `json:"gpu_note,omitempty"`
 	TP      int    `json:"tp"`
 	// DP is the number of data-parallel engines (replicas).
-	DP            int    `json:"dp"`
-	EngineVersion string `json:"engine_version,omitempty"`
-	Engine        Engine `json:"engine"`
+	DP int `json:"dp"`
+	// ExpertParallel: the MoE experts were sharded over TP × DP GPUs.
+	ExpertParallel bool   `json:"expert_parallel,omitempty"`
+	EngineVersion  string `json:"engine_version,omitempty"`
+	Engine         Engine `json:"engine"`
 	// LoggedBlocks is the num_gpu_blocks the engine logged (0 unknown).
 	LoggedBlocks int `json:"logged_blocks,omitempty"`
 	// GPUMemoryBytes is the device memory the run recorded (0 unknown).

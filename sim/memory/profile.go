@@ -21,6 +21,9 @@ type Setup struct {
 	GPU       *hardware.GPU
 	Precision models.Precision
 	TP        int
+	// EP is the expert-parallel group size (TP × data-parallel ranks with
+	// vLLM --enable-expert-parallel; 0 or 1 = off).
+	EP int
 	// Engine must be resolved (engine.Config.Resolve).
 	Engine engine.Config
 }
@@ -69,7 +72,7 @@ func Compute(s Setup) (Profile, error) {
 	p.BlockSize = e.BlockSize
 	p.TotalBytes = float64(g.MemoryBytes)
 	p.UsableBytes = p.TotalBytes * e.GPUMemoryUtilization
-	p.WeightsBytes = m.WeightBytesPerGPU(s.Precision, tp)
+	p.WeightsBytes = m.WeightBytesPerGPUEP(s.Precision, tp, s.EP)
 	p.ForwardPeakBytes = ForwardPeakBytes(m, s.Precision, tp, e.MaxNumBatchedTokens)
 	p.SamplerPeakBytes = SamplerPeakBytes(m, s.Precision, e.MaxNumBatchedTokens, e.MaxNumSeqs)
 	p.ActivationBytes = math.Max(p.ForwardPeakBytes, p.SamplerPeakBytes)

@@ -32,6 +32,7 @@ func Scenario(run *measured.Run) scenario.Scenario {
 	if s.Replicas > 1 {
 		s.Router = sim.RouterLeastOutstanding // vLLM's data-parallel load balancer
 	}
+	s.ExpertParallel = run.ExpertParallel
 	e, m := &s.Engine, &run.Engine
 	if m.MaxNumSeqs > 0 {
 		e.MaxNumSeqs = m.MaxNumSeqs

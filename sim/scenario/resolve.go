@@ -71,7 +71,17 @@ func (s *Scenario) Resolve(env Env) (*Resolved, error) {
 		}
 		return nil, err
 	}
-	setup := memory.Setup{Model: m, GPU: g, Precision: prec, TP: s.TP, Engine: eng}
+	ep := 1
+	if s.ExpertParallel {
+		if m.MoE == nil {
+			return nil, &FieldError{Field: "expert_parallel", Reason: fmt.Sprintf("%s has no routed experts", m.ID)}
+		}
+		ep = s.TP * s.Replicas
+		if m.MoE.NumExperts%ep != 0 {
+			return nil, &FieldError{Field: "expert_parallel", Reason: fmt.Sprintf("%d experts do not split evenly over tp × replicas = %d GPUs", m.MoE.NumExperts, ep)}
+		}
+	}
+	setup := memory.Setup{Model: m, GPU: g, Precision: prec, TP: s.TP, EP: ep, Engine: eng}
 	if !memory.ValidTP(setup, s.TP) {
 		return nil, &FieldError{Field: "tp", Reason: fmt.Sprintf("%d does not divide %s's %d attention heads (or its %d KV heads) evenly", s.TP, m.ID, m.NumHeads, m.NumKVHeads)}
 	}
@@ -109,7 +119,7 @@ func (s *Scenario) Resolve(env Env) (*Resolved, error) {
 	}
 	bs := eng.BlockSize
 	cfg := sim.Config{
-		Model: m, GPU: g, Precision: prec, TP: s.TP, Replicas: s.Replicas, Router: s.Router,
+		Model: m, GPU: g, Precision: prec, TP: s.TP, Replicas: s.Replicas, EP: ep, Router: s.Router,
 		Engine: eng, NumGPUBlocks: mp.NumGPUBlocks, BlockBytes: mp.BlockBytes,
 		Profile:      prof,
 		NetworkRTTMS: s.NetworkRTTMS,

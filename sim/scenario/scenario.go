@@ -23,6 +23,10 @@ type Scenario struct {
 	TP       int    `yaml:"tp" json:"tp"`
 	Replicas int    `yaml:"replicas" json:"replicas"`
 	Router   string `yaml:"router" json:"router"`
+	// ExpertParallel shards a MoE model's routed experts over all
+	// tp × replicas GPUs (vLLM --enable-expert-parallel with data
+	// parallelism), instead of slicing every expert over each replica's TP.
+	ExpertParallel bool `yaml:"expert_parallel" json:"expert_parallel"`
 	// WeightsDType "" serves the checkpoint as published.
 	WeightsDType string `yaml:"weights_dtype" json:"weights_dtype"`
 	// KVCacheDType auto follows the weights (16-bit for integer weights).

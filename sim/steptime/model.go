@@ -19,6 +19,8 @@ type Model struct {
 	attnPeak float64 // FLOP/s of attention (activation dtype)
 	bw       float64 // bytes/s device memory
 	linkBW   float64 // bytes/s one way over the scale-up link, after efficiency
+
+	graphTokens int // steps of up to this many tokens replay a CUDA graph
 }
 
 // New builds a step-time model. async says whether the engine overlaps
@@ -63,28 +65,75 @@ func (s *Model) gemmEfficiency(m int) float64 {
 	return s.prof.GEMMEfficiency * fm / (fm + s.prof.GEMMHalfTokens)
 }
 
-// OpTime is the predicted time of one op's cost, in seconds.
-func (s *Model) OpTime(k models.OpKind, c models.OpCost) float64 {
+// WithExpertParallel spreads the routed experts over an expert-parallel
+// group of ep GPUs (ep = tp × data-parallel ranks; 1 = off).
+func (s *Model) WithExpertParallel(ep int) *Model {
+	s.cost = s.cost.Model().NewCostModelEP(s.cost.Precision(), s.tp, ep)
+	return s
+}
+
+// WithCUDAGraphs makes steps of up to maxTokens tokens use the graph
+// overheads (vLLM replays captured graphs for batches up to
+// max_cudagraph_capture_size); 0 turns graphs off.
+func (s *Model) WithCUDAGraphs(maxTokens int) *Model {
+	s.graphTokens = maxTokens
+	return s
+}
+
+// CUDAGraphTokens is vLLM's largest captured batch: min(2 ×
+// max_num_seqs, 512), and no more than the token budget.
+func CUDAGraphTokens(maxNumSeqs, maxBatchedTokens int) int {
+	return min(2*maxNumSeqs, 512, maxBatchedTokens)
+}
+
+// OpTime is the predicted time of one op's cost in an eagerly executed
+// step, in seconds.
+func (s *Model) OpTime(k models.OpKind, c models.OpCost) float64 { return s.opTime(k, c, false) }
+
+func (s *Model) overheads(graph bool) (kernel, attention float64) {
+	p := &s.prof
+	kernel, attention = p.KernelOverheadUS, p.AttentionKernelOverheadUS
+	if attention <= 0 {
+		attention = kernel
+	}
+	if graph {
+		if p.GraphKernelOverheadUS > 0 {
+			kernel = p.GraphKernelOverheadUS
+		}
+		if p.GraphAttentionKernelOverheadUS > 0 {
+			attention = p.GraphAttentionKernelOverheadUS
+		}
+	}
+	return kernel * 1e-6, attention * 1e-6
+}
+
+func (s *Model) opTime(k models.OpKind, c models.OpCost, graph bool) float64 {
 	if c.Count == 0 && c.FLOPs == 0 && c.Bytes() == 0 {
 		return 0
 	}
 	p := &s.prof
-	launch := float64(c.Count) * p.KernelOverheadUS * 1e-6
+	kernel, attention := s.overheads(graph)
+	launch := float64(c.Count) * kernel
 	mem := c.Bytes() / (s.bw * p.BandwidthEfficiency)
 	switch {
+	case k == models.OpExperts && p.ExpertBandwidthEfficiency > 0:
+		emem := c.Bytes() / (s.bw * p.ExpertBandwidthEfficiency)
+		return math.Max(c.FLOPs/(s.gemmPeak*s.gemmEfficiency(c.Tokens)), emem) + launch
 	case k.IsGEMM():
 		return math.Max(c.FLOPs/(s.gemmPeak*s.gemmEfficiency(c.Tokens)), mem) + launch
 	case k == models.OpAttnPrefill:
-		return math.Max(c.FLOPs/(s.attnPeak*p.AttentionPrefillEfficiency), mem) + s.attentionLaunch(c)
+		return math.Max(c.FLOPs/(s.attnPeak*p.AttentionPrefillEfficiency), mem) + float64(c.Count)*attention
 	case k == models.OpAttnDecode:
 		dmem := c.Bytes() / (s.bw * p.AttentionDecodeEfficiency)
-		return math.Max(c.FLOPs/(s.attnPeak*p.AttentionPrefillEfficiency), dmem) + s.attentionLaunch(c)
+		return math.Max(c.FLOPs/(s.attnPeak*p.AttentionPrefillEfficiency), dmem) + float64(c.Count)*attention
 	case k == models.OpElementwise:
 		eff := p.BandwidthEfficiency
 		if p.ElementwiseBandwidthEfficiency > 0 {
 			eff = p.ElementwiseBandwidthEfficiency
 		}
 		return c.Bytes()/(s.bw*eff) + launch
+	case k == models.OpAllToAll:
+		return float64(c.Count)*p.AllReduceLatencyUS*1e-6 + c.DataBytes/s.linkBW
 	case k == models.OpAllReduce:
 		if s.tp <= 1 {
 			return 0
@@ -94,15 +143,6 @@ func (s *Model) OpTime(k models.OpKind, c models.OpCost) float64 {
 		return float64(c.Count)*p.AllReduceLatencyUS*1e-6 + ring*c.DataBytes/s.linkBW
 	}
 	return mem + launch
-}
-
-// attentionLaunch is the fixed time of an attention op's kernels.
-func (s *Model) attentionLaunch(c models.OpCost) float64 {
-	o := s.prof.AttentionKernelOverheadUS
-	if o <= 0 {
-		o = s.prof.KernelOverheadUS
-	}
-	return float64(c.Count) * o * 1e-6
 }
 
 // CPUTime is the engine's CPU time for a step with the given shape.
@@ -119,8 +159,9 @@ func (s *Model) Predict(b *models.Batch) Breakdown {
 		return out
 	}
 	cost := s.cost.Step(b)
+	graph := b.Tokens() <= s.graphTokens
 	for k := models.OpKind(0); k < models.NumOpKinds; k++ {
-		t := s.OpTime(k, cost[k])
+		t := s.opTime(k, cost[k], graph)
 		out.Ops[k] = t
 		out.GPU += t
 	}

@@ -45,6 +45,17 @@ type Profile struct {
 	// because of the split-KV reduction and the paged-KV set-up; 0 means
 	// KernelOverheadUS (the behaviour before the field existed).
 	AttentionKernelOverheadUS float64 `json:"attention_kernel_overhead_us,omitempty" yaml:"attention_kernel_overhead_us,omitempty"`
+	// ExpertBandwidthEfficiency is the fraction of peak bandwidth the fused
+	// MoE kernel reaches streaming expert weights; 0 means
+	// BandwidthEfficiency.
+	ExpertBandwidthEfficiency float64 `json:"expert_bandwidth_efficiency,omitempty" yaml:"expert_bandwidth_efficiency,omitempty"`
+	// GraphKernelOverheadUS and GraphAttentionKernelOverheadUS replace the
+	// two overheads above in steps the engine replays as a CUDA graph (vLLM
+	// captures batches of up to 512 tokens): replay removes the launch gaps
+	// between kernels that eager, per-op profiling measures. 0 means the
+	// eager values.
+	GraphKernelOverheadUS          float64 `json:"graph_kernel_overhead_us,omitempty" yaml:"graph_kernel_overhead_us,omitempty"`
+	GraphAttentionKernelOverheadUS float64 `json:"graph_attention_kernel_overhead_us,omitempty" yaml:"graph_attention_kernel_overhead_us,omitempty"`
 	// LinkEfficiency is the fraction of the scale-up link's one-way
 	// bandwidth an all-reduce reaches.
 	LinkEfficiency float64 `json:"link_efficiency" yaml:"link_efficiency"`
@@ -81,6 +92,9 @@ func (p *Profile) Validate() error {
 			return &hardware.FieldError{Field: f.name, Reason: fmt.Sprintf("%g is not in (0, 1]", f.v)}
 		}
 	}
+	if e := p.ExpertBandwidthEfficiency; !(e >= 0 && e <= 1) {
+		return &hardware.FieldError{Field: "expert_bandwidth_efficiency", Reason: fmt.Sprintf("%g is not in [0, 1]", e)}
+	}
 	if e := p.ElementwiseBandwidthEfficiency; !(e >= 0 && e <= 1) {
 		return &hardware.FieldError{Field: "elementwise_bandwidth_efficiency", Reason: fmt.Sprintf("%g is not in [0, 1] (0 = bandwidth_efficiency)", e)}
 	}
@@ -91,6 +105,8 @@ func (p *Profile) Validate() error {
 		{"gemm_half_tokens", p.GEMMHalfTokens},
 		{"kernel_overhead_us", p.KernelOverheadUS},
 		{"attention_kernel_overhead_us", p.AttentionKernelOverheadUS},
+		{"graph_kernel_overhead_us", p.GraphKernelOverheadUS},
+		{"graph_attention_kernel_overhead_us", p.GraphAttentionKernelOverheadUS},
 		{"all_reduce_latency_us", p.AllReduceLatencyUS},
 		{"step_overhead_us", p.StepOverheadUS},
 		{"per_seq_overhead_us", p.PerSeqOverheadUS},
@@ -171,6 +187,17 @@ func DefaultProfile(g *hardware.GPU) Profile {
 		AttentionDecodeEfficiency:      0.75,
 		KernelOverheadUS:               5,
 		AttentionKernelOverheadUS:      15,
+		// Under CUDA-graph replay consecutive kernels start back to back:
+		// about 1.5 µs of fixed time per kernel remains (launch latency and
+		// tail), against the ~5 µs eager profiling measures per op;
+		// attention keeps the same ratio.
+		GraphKernelOverheadUS: 1.5,
+		// vLLM's fused-MoE Triton kernel gathers each expert's tokens and
+		// streams its weights in tiles sized for the token count; with a
+		// few tokens per expert it reaches about two thirds of the bandwidth
+		// dense GEMMs do (and less on GPUs without a tuned kernel config).
+		ExpertBandwidthEfficiency:      0.6,
+		GraphAttentionKernelOverheadUS: 5,
 		LinkEfficiency:                 0.75,
 		AllReduceLatencyUS:             40,
 		StepOverheadUS:                 1500,
