@@ -42,7 +42,10 @@ func runSimulate(ctx context.Context, e *env, args []string) error {
 	var timeout time.Duration
 	var maxEvents int64
 	var progress bool
+	var outs runOutputs
 	fs := newFlagSet("simulate")
+	fs.StringVar(&outs.plotDir, "plot-dir", "", "write SVG charts (TTFT/TPOT/ITL/E2E CDFs, KV usage and queues over time) into this directory")
+	fs.StringVar(&outs.metricsOut, "metrics-out", "", "write the run as OpenMetrics text under vLLM's metric names (for Prometheus and vLLM's Grafana dashboards)")
 	fs.StringVar(&f.file, "scenario", "", "scenario file (YAML or JSON); without it the built-in default runs")
 	fs.StringVar(&format, "output", "table", "output format: table|json")
 	fs.Int64Var(&f.seed, "seed", 0, "workload seed (overrides workload.seed)")
@@ -77,12 +80,15 @@ func runSimulate(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	res.Config.MaxEvents = maxEvents
+	if outs.plotDir != "" || outs.metricsOut != "" {
+		res.Config.Report.Timeseries = true // the timeline and the metrics need it
+	}
 	if timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, timeout)
 		defer cancel()
 	}
-	var opts []sim.Option
+	opts := outs.options()
 	if progress {
 		opts = append(opts, sim.WithProgress(func(p float64) { fmt.Fprintf(e.stderr, "\rsimulating: %3.0f%%", 100*p) }))
 	}
@@ -91,6 +97,9 @@ func runSimulate(ctx context.Context, e *env, args []string) error {
 		fmt.Fprintln(e.stderr)
 	}
 	if err != nil {
+		return err
+	}
+	if err := outs.write(rep, res.Config.Engine.MaxModelLen); err != nil {
 		return err
 	}
 	if format == "json" {
