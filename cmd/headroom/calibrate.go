@@ -52,6 +52,7 @@ func runCalibrate(ctx context.Context, e *env, args []string) error {
 	var holdouts setFlags
 	var o runOverrides
 	var evals, stage, split int
+	var prior float64
 	var holdoutStages bool
 	fs := newFlagSet("calibrate")
 	fs.IntVar(&stage, "stage", -1, "fit on this benchmark of a multi-benchmark file (guidellm sweeps, appended vLLM results)")
@@ -68,6 +69,7 @@ func runCalibrate(ctx context.Context, e *env, args []string) error {
 	fs.IntVar(&o.maxBatched, "max-num-batched-tokens", 0, "engine setting of the measured server")
 	fs.IntVar(&o.len, "max-model-len", 0, "engine setting of the measured server")
 	fs.IntVar(&evals, "max-evaluations", 400, "simulations the fit may run")
+	fs.Float64Var(&prior, "prior", 0, "weight of the pull towards the starting coefficients (0: the default)")
 	fs.StringVar(&format, "output", "table", "output format: table|json|markdown")
 	fs.StringVar(&catalogDir, "catalog-dir", "", "directory of extra catalog entries")
 	pos, err := parseFlags(fs, args, e.stdout)
@@ -100,7 +102,7 @@ func runCalibrate(ctx context.Context, e *env, args []string) error {
 		stage int
 	}
 	var others []holdout
-	opts := calibrate.Options{MaxEvaluations: evals}
+	opts := calibrate.Options{MaxEvaluations: evals, Prior: prior}
 	if stage >= 0 || holdoutStages {
 		if len(full.Stages) == 0 {
 			return usagef("--stage: %s holds a single benchmark", trace)

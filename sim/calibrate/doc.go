@@ -4,10 +4,11 @@
 // efficiencies, attention efficiencies, CPU overheads, and the all-reduce
 // link for tensor-parallel runs — to minimise the error on the TTFT, TPOT
 // and end-to-end quantiles, with gonum's Nelder-Mead on a bounded
-// parametrisation and a weak pull towards the defaults. It also evaluates a
+// parametrisation (one scale factor per group of coefficients) and a weak
+// pull towards the defaults. It also evaluates a
 // profile on held-out runs.
 //
-// Reading order: params.go (what is fitted, within which bounds),
+// Reading order: params.go (the groups of coefficients a fit scales),
 // objective.go (targets and loss), fit.go, evaluate.go, file.go (the
 // versioned calibration file).
 package calibrate

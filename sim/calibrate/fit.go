@@ -81,8 +81,8 @@ func Fit(ctx context.Context, run *measured.Run, cat *catalogs.Catalog, opt Opti
 	if opt.Prior <= 0 {
 		opt.Prior = 0.002
 	}
-	ps := fitted(max(run.TP, 1))
-	x0 := coords(base, ps)
+	gs := groups(max(run.TP, 1), res.Config.Model.IsMoE())
+	x0 := make([]float64, len(gs)) // log scale factors, 0 = the start
 	cfg := res.Config
 
 	var simErr error
@@ -97,7 +97,7 @@ func Fit(ctx context.Context, run *measured.Run, cat *catalogs.Catalog, opt Opti
 		if simErr != nil {
 			return math.Inf(1)
 		}
-		rep, err := run1(apply(base, ps, x))
+		rep, err := run1(applyScales(base, gs, x))
 		if err != nil {
 			simErr = err
 			return math.Inf(1)
@@ -119,7 +119,7 @@ func Fit(ctx context.Context, run *measured.Run, cat *catalogs.Catalog, opt Opti
 		FuncEvaluations: opt.MaxEvaluations,
 		Converger:       &optimize.FunctionConverge{Absolute: 1e-6, Relative: 1e-4, Iterations: 40},
 	}
-	r, err := optimize.Minimize(prob, x0, settings, &optimize.NelderMead{SimplexSize: 0.6})
+	r, err := optimize.Minimize(prob, x0, settings, &optimize.NelderMead{SimplexSize: 0.3})
 	if simErr != nil {
 		return nil, simErr
 	}
@@ -129,7 +129,7 @@ func Fit(ctx context.Context, run *measured.Run, cat *catalogs.Catalog, opt Opti
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	best := apply(base, ps, r.X)
+	best := applyScales(base, gs, r.X)
 	best.Source = fmt.Sprintf("calibrated on %s", stageName(run, stage))
 	after, err := run1(best)
 	if err != nil {
@@ -141,8 +141,8 @@ func Fit(ctx context.Context, run *measured.Run, cat *catalogs.Catalog, opt Opti
 		// Never return something worse than the start.
 		out.Profile, out.After = base, out.Before
 	}
-	for _, q := range ps {
-		out.Fitted = append(out.Fitted, q.name)
+	for _, g := range gs {
+		out.Fitted = append(out.Fitted, g.name)
 	}
 	return out, nil
 }

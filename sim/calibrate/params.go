@@ -6,56 +6,69 @@ import (
 	"github.com/headroom-sim/headroom/sim/steptime"
 )
 
-// param is one fitted coefficient with its bounds.
-type param struct {
+// scaled moves a group of coefficients together by one factor, so a fit
+// on one run adjusts what that run can identify — compute speed, memory
+// speed, fixed overheads — rather than trading coefficients it cannot tell
+// apart (a run of a large model barely sees the per-step overhead that
+// dominates a small one).
+type scaled struct {
 	name   string
-	field  func(*steptime.Profile) *float64
-	lo, hi float64
+	fields []func(*steptime.Profile) *float64
+	caps   []float64 // upper bound of each field (efficiencies: 1)
 }
 
-// fitted lists the coefficients a fit adjusts; the link parameters only
-// when the run used tensor parallelism.
-func fitted(tp int) []param {
-	ps := []param{
-		{"gemm_efficiency", func(p *steptime.Profile) *float64 { return &p.GEMMEfficiency }, 0.15, 1},
-		{"bandwidth_efficiency", func(p *steptime.Profile) *float64 { return &p.BandwidthEfficiency }, 0.3, 1},
-		{"attention_prefill_efficiency", func(p *steptime.Profile) *float64 { return &p.AttentionPrefillEfficiency }, 0.1, 1},
-		{"attention_decode_efficiency", func(p *steptime.Profile) *float64 { return &p.AttentionDecodeEfficiency }, 0.15, 1},
-		{"step_overhead_us", func(p *steptime.Profile) *float64 { return &p.StepOverheadUS }, 0, 30000},
-		{"per_seq_overhead_us", func(p *steptime.Profile) *float64 { return &p.PerSeqOverheadUS }, 0, 300},
+// groups are the scale factors a fit adjusts; the link group only when
+// the run used tensor parallelism.
+func groups(tp int, moe bool) []scaled {
+	gs := []scaled{
+		{"compute", []func(*steptime.Profile) *float64{
+			func(p *steptime.Profile) *float64 { return &p.GEMMEfficiency },
+			func(p *steptime.Profile) *float64 { return &p.AttentionPrefillEfficiency },
+		}, []float64{1, 1}},
+		{"memory", []func(*steptime.Profile) *float64{
+			func(p *steptime.Profile) *float64 { return &p.BandwidthEfficiency },
+			func(p *steptime.Profile) *float64 { return &p.AttentionDecodeEfficiency },
+			func(p *steptime.Profile) *float64 { return &p.ElementwiseBandwidthEfficiency },
+		}, []float64{1, 1, 1}},
+		{"overhead", []func(*steptime.Profile) *float64{
+			func(p *steptime.Profile) *float64 { return &p.StepOverheadUS },
+			func(p *steptime.Profile) *float64 { return &p.PerSeqOverheadUS },
+			func(p *steptime.Profile) *float64 { return &p.PerPrefillOverheadUS },
+			func(p *steptime.Profile) *float64 { return &p.KernelOverheadUS },
+			func(p *steptime.Profile) *float64 { return &p.AttentionKernelOverheadUS },
+			func(p *steptime.Profile) *float64 { return &p.GraphKernelOverheadUS },
+			func(p *steptime.Profile) *float64 { return &p.GraphAttentionKernelOverheadUS },
+		}, []float64{1e9, 1e9, 1e9, 1e9, 1e9, 1e9, 1e9}},
+	}
+	if moe {
+		// Only a run of a mixture-of-experts model exercises the fused-MoE
+		// kernel; others leave it at its default.
+		gs = append(gs, scaled{"experts", []func(*steptime.Profile) *float64{
+			func(p *steptime.Profile) *float64 { return &p.ExpertBandwidthEfficiency },
+		}, []float64{1}})
 	}
 	if tp > 1 {
-		ps = append(ps,
-			param{"link_efficiency", func(p *steptime.Profile) *float64 { return &p.LinkEfficiency }, 0.05, 1},
-			param{"all_reduce_latency_us", func(p *steptime.Profile) *float64 { return &p.AllReduceLatencyUS }, 1, 300},
-		)
+		gs = append(gs, scaled{"link", []func(*steptime.Profile) *float64{
+			func(p *steptime.Profile) *float64 { return &p.LinkEfficiency },
+		}, []float64{1}}, scaled{"link_latency", []func(*steptime.Profile) *float64{
+			func(p *steptime.Profile) *float64 { return &p.AllReduceLatencyUS },
+		}, []float64{1e9}})
 	}
-	return ps
+	return gs
 }
 
-// The optimiser works on unbounded x; a coefficient is lo + (hi−lo)·σ(x).
-func (p param) value(x float64) float64 { return p.lo + (p.hi-p.lo)/(1+math.Exp(-x)) }
+// scaleBounds are the factors a group may move by: 1/4 to 4.
+const scaleLo, scaleHi = 0.25, 4.0
 
-func (p param) coord(v float64) float64 {
-	f := (v - p.lo) / (p.hi - p.lo)
-	f = math.Min(math.Max(f, 1e-4), 1-1e-4)
-	return math.Log(f / (1 - f))
-}
-
-// apply writes the coefficients x encodes into a copy of base.
-func apply(base steptime.Profile, ps []param, x []float64) steptime.Profile {
+// applyScales multiplies base's groups by exp(x[i]), within the caps.
+func applyScales(base steptime.Profile, gs []scaled, x []float64) steptime.Profile {
 	p := base
-	for i, q := range ps {
-		*q.field(&p) = q.value(x[i])
+	for i, g := range gs {
+		f := math.Min(math.Max(math.Exp(x[i]), scaleLo), scaleHi)
+		for j, field := range g.fields {
+			v := field(&p)
+			*v = math.Min(*v*f, g.caps[j])
+		}
 	}
 	return p
-}
-
-// coords encodes base's coefficients.
-func coords(base steptime.Profile, ps []param) []float64 {
-	x := make([]float64, len(ps))
-	for i, q := range ps {
-		x[i] = q.coord(*q.field(&base))
-	}
-	return x
 }
