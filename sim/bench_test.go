@@ -2,6 +2,7 @@ package sim_test
 
 import (
 	"context"
+	"runtime"
 	"testing"
 
 	"github.com/headroom-sim/headroom/catalogs"
@@ -37,6 +38,12 @@ func benchRun(b *testing.B, requests int) {
 		events, steps = rep.Simulation.Events, rep.Simulation.Steps
 	}
 	sec := b.Elapsed().Seconds() / float64(b.N)
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	// Memory obtained from the OS over the benchmark: an upper bound on
+	// the run's resident set (measure RSS itself with /usr/bin/time -v on
+	// `headroom simulate`).
+	b.ReportMetric(float64(ms.Sys)/(1<<20), "MB-sys")
 	b.ReportMetric(float64(requests)/sec, "requests/s")
 	b.ReportMetric(float64(events)/sec, "events/s")
 	b.ReportMetric(float64(steps)/sec, "steps/s")

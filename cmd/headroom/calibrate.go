@@ -15,8 +15,10 @@ import (
 	"text/tabwriter"
 
 	"github.com/headroom-sim/headroom/catalogs"
+	"github.com/headroom-sim/headroom/hardware"
 	"github.com/headroom-sim/headroom/sim/calibrate"
 	"github.com/headroom-sim/headroom/sim/measured"
+	"github.com/headroom-sim/headroom/sim/replay"
 )
 
 // runOverrides fill what an imported run does not record.
@@ -129,6 +131,13 @@ func runCalibrate(ctx context.Context, e *env, args []string) error {
 		}
 		return scenarioError(err)
 	}
+	if run.LoggedBlocks > 0 {
+		// Memory calibration: the extra per-GPU memory that makes the
+		// memory model reproduce the block count the server logged.
+		if rr, err := replay.Config(run, cat, replay.Options{}); err == nil && rr.Memory.BlockBytes > 0 {
+			res.Profile.NonTorchAdjustGiB = float64(rr.Memory.NumGPUBlocks-run.LoggedBlocks) * rr.Memory.BlockBytes / hardware.GiB
+		}
+	}
 	file := &calibrate.File{
 		SchemaVersion: calibrate.FileSchemaVersion, Kind: calibrate.FileKind,
 		GPU: run.GPU, Model: run.Model, TP: max(run.TP, 1), EngineVersion: run.EngineVersion,
@@ -233,6 +242,9 @@ func writeCalibrationTable(w io.Writer, r *calibrationReport) {
 	fmt.Fprintf(tw, "Fitted\t%v in %d simulations\n", f.Fit.Fitted, f.Fit.Evaluations)
 	fmt.Fprintf(tw, "Coefficients\tgemm %.3f (half at %.0f tokens), bandwidth %.3f, attention prefill %.3f / decode %.3f, step overhead %.0f µs, per sequence %.1f µs\n",
 		f.Profile.GEMMEfficiency, f.Profile.GEMMHalfTokens, f.Profile.BandwidthEfficiency, f.Profile.AttentionPrefillEfficiency, f.Profile.AttentionDecodeEfficiency, f.Profile.StepOverheadUS, f.Profile.PerSeqOverheadUS)
+	if f.Profile.NonTorchAdjustGiB != 0 {
+		fmt.Fprintf(tw, "Memory\t%+.3f GiB per GPU of non-torch memory reproduces the logged KV block count\n", f.Profile.NonTorchAdjustGiB)
+	}
 	tw.Flush()
 	fmt.Fprintln(w)
 	writeEvalPair(w, "fitted run", f.Fit.Before, f.Fit.After)

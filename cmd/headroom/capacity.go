@@ -34,6 +34,8 @@ func runCapacity(ctx context.Context, e *env, args []string) error {
 	fs.Float64Var(&c.Fragmentation, "fragmentation", 0, "extra KV fragmentation allowance on top of block rounding, in [0, 1)")
 	fs.StringVar(&format, "output", "table", "output format: table|json")
 	fs.StringVar(&catalogDir, "catalog-dir", "", "directory of extra catalog entries (gpus/*.yaml, models/*.yaml)")
+	var calibration string
+	fs.StringVar(&calibration, "calibration", "", "calibration file from `headroom calibrate` (applies its memory calibration)")
 	pos, err := parseFlags(fs, args, e.stdout)
 	if err != nil {
 		return err
@@ -47,6 +49,13 @@ func runCapacity(ctx context.Context, e *env, args []string) error {
 	cat, err := loadCatalog(e, catalogDir)
 	if err != nil {
 		return err
+	}
+	if calibration != "" {
+		p, err := loadProfileFile(calibration)
+		if err != nil {
+			return usagef("--calibration: %v", err)
+		}
+		c.NonTorchAdjustGiB = p.NonTorchAdjustGiB
 	}
 	rep, err := scenario.Capacity(cat, c)
 	if err != nil {

@@ -26,6 +26,9 @@ type Setup struct {
 	EP int
 	// Engine must be resolved (engine.Config.Resolve).
 	Engine engine.Config
+	// ExtraNonTorchBytes is added to the non-torch term: a memory
+	// calibration from a logged block count (calibration profiles carry it).
+	ExtraNonTorchBytes float64
 }
 
 // Profile is vLLM's start-up memory split of one GPU, in bytes.
@@ -76,7 +79,7 @@ func Compute(s Setup) (Profile, error) {
 	p.ForwardPeakBytes = ForwardPeakBytes(m, s.Precision, tp, e.MaxNumBatchedTokens)
 	p.SamplerPeakBytes = SamplerPeakBytes(m, s.Precision, e.MaxNumBatchedTokens, e.MaxNumSeqs)
 	p.ActivationBytes = math.Max(p.ForwardPeakBytes, p.SamplerPeakBytes)
-	p.NonTorchBytes = NonTorchBytes(g, tp)
+	p.NonTorchBytes = NonTorchBytes(g, tp) + s.ExtraNonTorchBytes
 	p.KVCacheBytes = p.UsableBytes - p.WeightsBytes - p.ActivationBytes - p.NonTorchBytes
 
 	p.KVGroups, p.LayersPerGroup = kvGroups(m)

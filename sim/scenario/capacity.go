@@ -3,8 +3,10 @@ package scenario
 import (
 	"errors"
 	"fmt"
+	"math"
 
 	"github.com/headroom-sim/headroom/catalogs"
+	"github.com/headroom-sim/headroom/hardware"
 	"github.com/headroom-sim/headroom/sim/engine"
 	"github.com/headroom-sim/headroom/sim/memory"
 )
@@ -23,6 +25,9 @@ type CapacitySpec struct {
 	PromptTokens  int     `yaml:"prompt_tokens" json:"prompt_tokens"`
 	OutputTokens  int     `yaml:"output_tokens" json:"output_tokens"`
 	Fragmentation float64 `yaml:"fragmentation" json:"fragmentation"`
+	// NonTorchAdjustGiB adds to the non-torch memory term: the memory part
+	// of a calibration profile (fitted to a logged block count).
+	NonTorchAdjustGiB float64 `yaml:"non_torch_adjust_gib,omitempty" json:"non_torch_adjust_gib,omitempty"`
 }
 
 // DefaultCapacity is the capacity question with vLLM's defaults.
@@ -60,7 +65,10 @@ func ResolveCapacity(cat *catalogs.Catalog, c CapacitySpec) (memory.Setup, error
 		}
 		return memory.Setup{}, err
 	}
-	s := memory.Setup{Model: m, GPU: g, Precision: prec, TP: c.TP, Engine: eng}
+	if math.IsNaN(c.NonTorchAdjustGiB) || math.Abs(c.NonTorchAdjustGiB) > 64 {
+		return memory.Setup{}, &FieldError{Field: "non_torch_adjust_gib", Reason: "must be within ±64 GiB"}
+	}
+	s := memory.Setup{Model: m, GPU: g, Precision: prec, TP: c.TP, Engine: eng, ExtraNonTorchBytes: c.NonTorchAdjustGiB * hardware.GiB}
 	if !memory.ValidTP(s, c.TP) {
 		return s, &FieldError{Field: "tp", Reason: fmt.Sprintf("%d does not divide %s's %d attention heads (or its %d KV heads) evenly", c.TP, m.ID, m.NumHeads, m.NumKVHeads)}
 	}

@@ -88,13 +88,6 @@ func (s *Scenario) Resolve(env Env) (*Resolved, error) {
 	if s.TP > g.TPLimit() {
 		return nil, &FieldError{Field: "tp", Reason: fmt.Sprintf("%d exceeds the %d GPUs of one %s node", s.TP, g.TPLimit(), g.ID)}
 	}
-	mp, err := memory.Compute(setup)
-	if err != nil {
-		if tp := memory.MinTPThatFits(setup); tp > 0 && errors.Is(err, memory.ErrDoesNotFit) {
-			return nil, fmt.Errorf("%w (smallest tp that fits: %d)", err, tp)
-		}
-		return nil, err
-	}
 	prof := steptime.DefaultProfile(g)
 	if s.Calibration != "" {
 		if env.Calibration == nil {
@@ -105,6 +98,14 @@ func (s *Scenario) Resolve(env Env) (*Resolved, error) {
 			return nil, fmt.Errorf("calibration: %w", err)
 		}
 		prof = *p
+		setup.ExtraNonTorchBytes = prof.NonTorchAdjustGiB * hardware.GiB
+	}
+	mp, err := memory.Compute(setup)
+	if err != nil {
+		if tp := memory.MinTPThatFits(setup); tp > 0 && errors.Is(err, memory.ErrDoesNotFit) {
+			return nil, fmt.Errorf("%w (smallest tp that fits: %d)", err, tp)
+		}
+		return nil, err
 	}
 	if err := prof.Validate(); err != nil {
 		var fe *FieldError

@@ -69,6 +69,12 @@ type Profile struct {
 	PerSeqOverheadUS float64 `json:"per_seq_overhead_us" yaml:"per_seq_overhead_us"`
 	// PerPrefillOverheadUS is the extra CPU time per prefill chunk.
 	PerPrefillOverheadUS float64 `json:"per_prefill_overhead_us" yaml:"per_prefill_overhead_us"`
+	// NonTorchAdjustGiB is not used by the step-time model: it carries a
+	// memory calibration with the profile. When the calibration run logged
+	// its KV block count, this is the extra memory per GPU (GiB) the memory
+	// model must set aside to reproduce it; scenario resolution adds it to
+	// the non-torch term.
+	NonTorchAdjustGiB float64 `json:"non_torch_adjust_gib,omitempty" yaml:"non_torch_adjust_gib,omitempty"`
 	// AsyncOverlap is the fraction of the CPU time hidden behind the GPU
 	// when the engine schedules asynchronously (0 = none, 1 = all of it
 	// that fits under the GPU time).
@@ -116,6 +122,9 @@ func (p *Profile) Validate() error {
 		if !(f.v >= 0) || f.v > 1e9 {
 			return &hardware.FieldError{Field: f.name, Reason: fmt.Sprintf("%g is not a non-negative number", f.v)}
 		}
+	}
+	if math.IsNaN(p.NonTorchAdjustGiB) || math.Abs(p.NonTorchAdjustGiB) > 64 {
+		return &hardware.FieldError{Field: "non_torch_adjust_gib", Reason: fmt.Sprintf("%g is not within ±64 GiB", p.NonTorchAdjustGiB)}
 	}
 	if !(p.AsyncOverlap >= 0 && p.AsyncOverlap <= 1) {
 		return &hardware.FieldError{Field: "async_overlap", Reason: fmt.Sprintf("%g is not in [0, 1]", p.AsyncOverlap)}
