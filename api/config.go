@@ -32,10 +32,16 @@ type Config struct {
 	CatalogDir string `koanf:"catalog_dir" yaml:"catalog_dir"`
 	// ModelStoreDir, when set, persists models added with POST /v1/models
 	// as <dir>/models/<id>.yaml and loads them at start.
-	ModelStoreDir string         `koanf:"model_store_dir" yaml:"model_store_dir"`
-	Simulate      SimulateConfig `koanf:"simulate" yaml:"simulate"`
-	Jobs          JobsConfig     `koanf:"jobs" yaml:"jobs"`
-	Log           LogConfig      `koanf:"log" yaml:"log"`
+	ModelStoreDir string `koanf:"model_store_dir" yaml:"model_store_dir"`
+	// CalibrationStore is the file (a bbolt database) where calibrations
+	// made with POST /v1/calibrations are kept across restarts; a relative
+	// path is relative to the working directory. The file is created on the
+	// first calibration; "" keeps calibrations in memory only.
+	CalibrationStore string             `koanf:"calibration_store" yaml:"calibration_store"`
+	Simulate         SimulateConfig     `koanf:"simulate" yaml:"simulate"`
+	Calibrations     CalibrationsConfig `koanf:"calibrations" yaml:"calibrations"`
+	Jobs             JobsConfig         `koanf:"jobs" yaml:"jobs"`
+	Log              LogConfig          `koanf:"log" yaml:"log"`
 }
 
 // SimulateConfig bounds the synchronous POST /v1/simulate.
@@ -44,6 +50,18 @@ type SimulateConfig struct {
 	// run; larger scenarios get 422 and belong in a job.
 	SyncMaxRequests int `koanf:"sync_max_requests" yaml:"sync_max_requests"`
 	// SyncTimeout is the wall-time limit of a synchronous call.
+	SyncTimeout time.Duration `koanf:"sync_timeout" yaml:"sync_timeout"`
+}
+
+// CalibrationsConfig bounds POST /v1/calibrations.
+type CalibrationsConfig struct {
+	// UploadLimitBytes bounds the multipart body of POST /v1/calibrations
+	// (413 beyond it), instead of body_limit_bytes.
+	UploadLimitBytes int64 `koanf:"upload_limit_bytes" yaml:"upload_limit_bytes"`
+	// SyncMaxRequests is the most measured requests a synchronous fit
+	// replays; larger runs get 422 and belong in a job (?async=true).
+	SyncMaxRequests int `koanf:"sync_max_requests" yaml:"sync_max_requests"`
+	// SyncTimeout is the wall-time limit of a synchronous fit.
 	SyncTimeout time.Duration `koanf:"sync_timeout" yaml:"sync_timeout"`
 }
 
@@ -57,7 +75,9 @@ type JobsConfig struct {
 	ResultTTL time.Duration `koanf:"result_ttl" yaml:"result_ttl"`
 	// MaxFinished bounds the finished jobs kept (oldest dropped first).
 	MaxFinished int `koanf:"max_finished" yaml:"max_finished"`
-	// MaxRequests bounds the simulated requests of one job.
+	// MaxRequests bounds the simulated requests of each simulation a job
+	// runs: a simulate job's run, each point of a sweep, each probe of a
+	// search, each side of a comparison, a calibration's replay.
 	MaxRequests int `koanf:"max_requests" yaml:"max_requests"`
 	// Timeout bounds the wall time of one job.
 	Timeout time.Duration `koanf:"timeout" yaml:"timeout"`
@@ -72,10 +92,12 @@ type LogConfig struct {
 // DefaultConfig is the built-in configuration.
 func DefaultConfig() Config {
 	return Config{
-		Listen:         "127.0.0.1:8080",
-		BodyLimitBytes: 1 << 20,
-		ShutdownGrace:  30 * time.Second,
-		Simulate:       SimulateConfig{SyncMaxRequests: 20000, SyncTimeout: 30 * time.Second},
+		Listen:           "127.0.0.1:8080",
+		BodyLimitBytes:   1 << 20,
+		ShutdownGrace:    30 * time.Second,
+		CalibrationStore: "headroom-calibrations.db",
+		Simulate:         SimulateConfig{SyncMaxRequests: 20000, SyncTimeout: 30 * time.Second},
+		Calibrations:     CalibrationsConfig{UploadLimitBytes: 64 << 20, SyncMaxRequests: 1000, SyncTimeout: time.Minute},
 		Jobs: JobsConfig{
 			Workers: runtime.NumCPU(), QueueSize: 64, ResultTTL: time.Hour, MaxFinished: 1000,
 			MaxRequests: 1000000, Timeout: time.Hour,
@@ -247,6 +269,12 @@ func (c Config) Validate() error {
 		return bad("simulate.sync_max_requests", "must be >= 1")
 	case c.Simulate.SyncTimeout <= 0:
 		return bad("simulate.sync_timeout", "must be > 0")
+	case c.Calibrations.UploadLimitBytes < 1024:
+		return bad("calibrations.upload_limit_bytes", "must be >= 1024")
+	case c.Calibrations.SyncMaxRequests < 1:
+		return bad("calibrations.sync_max_requests", "must be >= 1")
+	case c.Calibrations.SyncTimeout <= 0:
+		return bad("calibrations.sync_timeout", "must be > 0")
 	case c.Jobs.Workers < 1 || c.Jobs.Workers > 1024:
 		return bad("jobs.workers", "must be in [1, 1024]")
 	case c.Jobs.QueueSize < 0 || c.Jobs.QueueSize > 1<<20:

@@ -37,6 +37,9 @@ type CapacityRequest struct {
 	// Fragmentation is an extra KV allowance on top of block rounding, in
 	// [0, 1).
 	Fragmentation float64 `json:"fragmentation" binding:"gte=0,lt=1" example:"0"`
+	// Calibration names a stored calibration (POST /v1/calibrations) whose
+	// memory calibration applies, as `headroom capacity --calibration`.
+	Calibration string `json:"calibration" binding:"omitempty,max=64" example:"k3vj4cmbvw3xgz6y2m5z"`
 }
 
 // CapacityEngine is the engine part of a capacity question.
@@ -105,9 +108,12 @@ type ImportedModel struct {
 
 // JobRequest is the body of POST /v1/jobs.
 type JobRequest struct {
-	// Kind selects the runner: simulate (sweep, plan, calibrate later).
+	// Kind selects the runner: simulate, sweep, plan, curve, maxload,
+	// compare or calibrate.
 	Kind string `json:"kind" binding:"required,max=64" example:"simulate"`
-	// Params are the kind's input: for simulate, a scenario.
+	// Params are the kind's input: for simulate a scenario; for the others
+	// SweepParams, PlanParams, CurveParams, MaxLoadParams, CompareParams
+	// or CalibrateParams.
 	Params json.RawMessage `json:"params" binding:"required" swaggertype:"object"`
 }
 
@@ -121,7 +127,11 @@ type JobView struct {
 	CreatedAt  time.Time  `json:"created_at"`
 	StartedAt  *time.Time `json:"started_at,omitempty"`
 	FinishedAt *time.Time `json:"finished_at,omitempty"`
-	// Result is the kind's answer (for simulate, the report) once succeeded.
+	// Result is the kind's answer once succeeded: for simulate the report;
+	// for sweep, plan, curve, maxload and compare the planner's result
+	// (plan.SweepResult, PlanResult, CurveResult, LoadResult,
+	// CompareResult); for calibrate the stored calibration. GET with
+	// Accept: image/svg+xml draws it instead.
 	Result any `json:"result,omitempty" swaggertype:"object"`
 	// Error is the problem that failed the job.
 	Error *Problem `json:"error,omitempty"`
@@ -135,4 +145,166 @@ type JobList struct {
 // Health is the answer of /healthz and /readyz.
 type Health struct {
 	Status string `json:"status" example:"ok"`
+}
+
+// Params of the planner job kinds (POST /v1/jobs with kind sweep, plan,
+// curve, maxload or compare). A scenario inside is decoded like the body
+// of POST /v1/simulate: strictly, with vLLM's defaults, no file references,
+// and a calibration field naming a stored calibration id.
+
+// SweepParams are a sweep job's params: a what-if grid over scenario
+// fields, as `headroom sweep`.
+type SweepParams struct {
+	// Scenario is the base every point overrides.
+	Scenario json.RawMessage `json:"scenario" binding:"required" swaggertype:"object"`
+	// Axes are the swept fields; their values are crossed (every
+	// combination) unless list is true.
+	Axes []SweepAxis `json:"axes" binding:"required,min=1,max=8,dive"`
+	// List pairs the axes' values index by index instead of crossing them
+	// (every axis then has the same number of values).
+	List bool `json:"list"`
+}
+
+// SweepAxis is one swept field and its values.
+type SweepAxis struct {
+	// Path names a scenario field: engine.max_num_seqs, gpu, tp, replicas,
+	// workload.arrival.rate_rps …
+	Path string `json:"path" binding:"required,max=256" example:"engine.max_num_seqs"`
+	// Values are JSON values of the field's type.
+	Values []any `json:"values" binding:"required,min=1,max=1000" swaggertype:"array,object" example:"32,64,128"`
+}
+
+// PlanParams are a plan job's params: the cheapest clusters that serve the
+// scenario's workload within its SLA, as `headroom plan`.
+type PlanParams struct {
+	// Scenario gives the model, engine settings, workload (the target load)
+	// and SLA (required); its gpu, tp and replicas are replaced by the
+	// candidates.
+	Scenario json.RawMessage `json:"scenario" binding:"required" swaggertype:"object"`
+	// GPUs are the candidate GPU ids or aliases (default: the whole catalog).
+	GPUs []string `json:"gpus" binding:"omitempty,max=64,dive,required,max=256" example:"h100-sxm,l40s"`
+	// TPs are the candidate tensor-parallel degrees (default 1, 2, 4, 8).
+	TPs []int `json:"tps" binding:"omitempty,max=16,dive,min=1,max=1024" example:"1,2"`
+	// MaxReplicas bounds the replica search per GPU and TP (default 16).
+	MaxReplicas int `json:"max_replicas" binding:"omitempty,min=1,max=4096" default:"16" example:"8"`
+	// Configs, when given, are simulated as they are instead of searching
+	// replicas over gpus × tps.
+	Configs []PlanConfig `json:"configs" binding:"omitempty,max=256,dive"`
+	// PricePerGPUHourUSD overrides catalog prices, by GPU id or alias.
+	PricePerGPUHourUSD map[string]float64 `json:"price_per_gpu_hour_usd" binding:"omitempty,max=64,dive,keys,required,max=256,endkeys,gte=0,lte=100000"`
+	// SkipHeadroom skips the headroom search of each SLA-meeting candidate.
+	SkipHeadroom bool `json:"skip_headroom"`
+	// HeadroomRequests caps the requests of each headroom probe (default
+	// 2000).
+	HeadroomRequests int `json:"headroom_requests" binding:"omitempty,min=1,max=1000000" default:"2000"`
+	// HeadroomDurationS is the minimum arrival window of each headroom
+	// probe (default 60).
+	HeadroomDurationS float64 `json:"headroom_duration_s" binding:"omitempty,gt=0,lte=86400" default:"60"`
+	// ParetoMetric is the report figure the Pareto front trades against
+	// cost (default e2e_ms.p99).
+	ParetoMetric string `json:"pareto_metric" binding:"omitempty,max=128" default:"e2e_ms.p99" example:"ttft_ms.p99"`
+}
+
+// PlanConfig is one cluster shape to simulate as it is.
+type PlanConfig struct {
+	GPU      string `json:"gpu" binding:"required,max=256" example:"h100-sxm"`
+	TP       int    `json:"tp" binding:"omitempty,min=1,max=1024" default:"1" example:"1"`
+	Replicas int    `json:"replicas" binding:"omitempty,min=1,max=4096" default:"1" example:"2"`
+}
+
+// CurveParams are a curve job's params: a throughput–latency staircase run
+// as one simulation whose stages step through the loads, as `headroom
+// curve`. Give rates_rps or concurrencies.
+type CurveParams struct {
+	Scenario json.RawMessage `json:"scenario" binding:"required" swaggertype:"object"`
+	// RatesRPS are open-loop arrival rates, req/s, one step each.
+	RatesRPS []float64 `json:"rates_rps" binding:"omitempty,max=100,dive,gt=0,lte=1000000" example:"1,2,4,8"`
+	// Concurrencies are closed-loop user counts, one step each.
+	Concurrencies []int `json:"concurrencies" binding:"omitempty,max=100,dive,min=1,max=1000000" example:"1,4,16"`
+	// StepDurationS is each step's length (default 60).
+	StepDurationS float64 `json:"step_duration_s" binding:"omitempty,gt=0,lte=86400" default:"60" example:"30"`
+}
+
+// MaxLoadParams are a maxload job's params: the highest load the scenario
+// sustains within its SLA, as `headroom maxload`.
+type MaxLoadParams struct {
+	// Scenario has an SLA (required) and an open-loop rate, a closed-loop
+	// concurrency or a trace speed-up as its starting load.
+	Scenario json.RawMessage `json:"scenario" binding:"required" swaggertype:"object"`
+	// MaxLoad caps the search (default 1024 × the scenario's load).
+	MaxLoad float64 `json:"max_load" binding:"omitempty,gt=0" example:"200"`
+	// Tolerance is the relative width at which bisection stops (default
+	// 0.02).
+	Tolerance float64 `json:"tolerance" binding:"omitempty,gt=0,lt=1" default:"0.02"`
+	// MaxProbes bounds the simulations (default 24).
+	MaxProbes int `json:"max_probes" binding:"omitempty,min=1,max=200" default:"24"`
+	// MinDurationS makes each rate probe send at least rate × this many
+	// seconds of requests (default 120).
+	MinDurationS float64 `json:"min_duration_s" binding:"omitempty,gt=0,lte=86400" default:"120"`
+}
+
+// CompareParams are a compare job's params: an A/B comparison, as
+// `headroom compare`. By default B runs A's workload and SLA (the same
+// requests, lengths and seed).
+type CompareParams struct {
+	A     json.RawMessage `json:"a" binding:"required" swaggertype:"object"`
+	B     json.RawMessage `json:"b" binding:"required" swaggertype:"object"`
+	NameA string          `json:"name_a" binding:"omitempty,max=64" default:"A"`
+	NameB string          `json:"name_b" binding:"omitempty,max=64" default:"B"`
+	// KeepWorkloads runs each side on its own workload (not a fair
+	// comparison).
+	KeepWorkloads bool `json:"keep_workloads"`
+}
+
+// CalibrateParams are a calibrate job's params: what POST
+// /v1/calibrations?async=true submits (POST /v1/jobs takes them too, for
+// files that fit its body limit). The fields after the file are the form
+// fields of POST /v1/calibrations: they fill what the file does not record,
+// as the flags of `headroom calibrate`.
+type CalibrateParams struct {
+	// File is the benchmark result file (base64 in JSON).
+	File []byte `json:"file" binding:"required" swaggertype:"string" format:"base64"`
+	// FileName is the file's name: it names the run and helps detection.
+	FileName string `json:"file_name" binding:"omitempty,max=255" example:"requests.jsonl"`
+	// Format is the file's result format (default: detected).
+	Format string `json:"format" form:"format" binding:"omitempty,max=64" example:"llmservingsim"`
+	// Model is a catalog id, alias or Hugging Face id.
+	Model string `json:"model" form:"model" binding:"omitempty,max=256" example:"llama-3.1-8b"`
+	// GPU is a catalog id or alias.
+	GPU string `json:"gpu" form:"gpu" binding:"omitempty,max=256" example:"rtx-pro-6000"`
+	// TP is the measured server's tensor-parallel degree.
+	TP                  int `json:"tp" form:"tp" binding:"omitempty,min=1,max=1024" example:"1"`
+	MaxNumSeqs          int `json:"max_num_seqs" form:"max_num_seqs" binding:"omitempty,min=1,max=1048576" example:"128"`
+	MaxNumBatchedTokens int `json:"max_num_batched_tokens" form:"max_num_batched_tokens" binding:"omitempty,min=1,max=16777216" example:"2048"`
+	MaxModelLen         int `json:"max_model_len" form:"max_model_len" binding:"omitempty,min=1,max=16777216"`
+	// Stage fits on this benchmark of a multi-benchmark file.
+	Stage *int `json:"stage" form:"stage" binding:"omitempty,min=0,max=1000000"`
+	// MaxEvaluations bounds the fit's simulations (default 400).
+	MaxEvaluations int `json:"max_evaluations" form:"max_evaluations" binding:"omitempty,min=1,max=5000" default:"400"`
+}
+
+// CalibrationSummary is a calibration's line in GET /v1/calibrations.
+type CalibrationSummary struct {
+	ID        string    `json:"id" example:"k3vj4cmbvw3xgz6y2m5z"`
+	Model     string    `json:"model" example:"llama-3.1-8b"`
+	GPU       string    `json:"gpu" example:"rtx-pro-6000"`
+	TP        int       `json:"tp" example:"1"`
+	CreatedAt time.Time `json:"created_at"`
+	// SourceFile, Format and Requests describe the fitted run.
+	SourceFile string `json:"source_file" example:"requests.jsonl"`
+	Format     string `json:"format" example:"llmservingsim"`
+	Requests   int    `json:"requests" example:"300"`
+	// FitLoss is the fit's loss on its run (mean squared log-ratio).
+	FitLoss *float64 `json:"fit_loss,omitempty" example:"0.004"`
+	// MedianAPEPct is the fitted profile's median absolute percentage
+	// error on its run, per metric and over the P99s.
+	MedianAPEPct map[string]float64 `json:"median_ape_pct,omitempty"`
+}
+
+// CalibrationList is the answer of GET /v1/calibrations.
+type CalibrationList struct {
+	Calibrations []CalibrationSummary `json:"calibrations"`
+	// Persistent is true when calibrations survive a restart
+	// (calibration_store is set).
+	Persistent bool `json:"persistent"`
 }

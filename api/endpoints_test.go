@@ -67,7 +67,7 @@ func TestEndpoints(t *testing.T) {
 		{"jobs list", "GET", "/v1/jobs", "", 200, "", ""},
 		{"job unknown", "GET", "/v1/jobs/nope", "", 404, "not-found", ""},
 		{"job cancel unknown", "DELETE", "/v1/jobs/nope", "", 404, "not-found", ""},
-		{"job unknown kind", "POST", "/v1/jobs", `{"kind":"sweep","params":{}}`, 400, "invalid-request", "kind"},
+		{"job unknown kind", "POST", "/v1/jobs", `{"kind":"sweeps","params":{}}`, 400, "invalid-request", "kind"},
 		{"job missing params", "POST", "/v1/jobs", `{"kind":"simulate"}`, 400, "invalid-request", "params"},
 		{"job bad params", "POST", "/v1/jobs", `{"kind":"simulate","params":{"model":"llama-3.1-8b","gpu":"h100-sxm","replicas":0}}`, 400, "invalid-request", "params.replicas"},
 		{"job infeasible", "POST", "/v1/jobs", `{"kind":"simulate","params":{"model":"llama-3.1-70b","gpu":"h100-sxm"}}`, 422, "infeasible", ""},

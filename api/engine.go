@@ -12,6 +12,7 @@ import (
 	"github.com/headroom-sim/headroom/sim"
 	"github.com/headroom-sim/headroom/sim/memory"
 	"github.com/headroom-sim/headroom/sim/scenario"
+	"github.com/headroom-sim/headroom/sim/steptime"
 )
 
 // Engine is what the handlers need from the domain. Domain implements it
@@ -25,12 +26,24 @@ type Engine interface {
 	ImportModel(q ImportModelQuery, configJSON io.Reader) (ImportedModel, error)
 	// Capacity answers `headroom capacity`.
 	Capacity(ctx context.Context, spec scenario.CapacitySpec) (memory.Report, error)
-	// Prepare resolves a scenario for a run of at most maxRequests
-	// requests; errors are the scenario's (scenario.ErrTooLarge past it).
-	Prepare(sc scenario.Scenario, maxRequests int) (*scenario.Resolved, error)
+	// Env is the environment runs resolve in: the current catalog, no file
+	// access, and run's request bound and calibration lookup.
+	Env(run RunEnv) scenario.Env
+	// Prepare resolves a scenario in Env(run); errors are the scenario's
+	// (scenario.ErrTooLarge past run.MaxRequests).
+	Prepare(sc scenario.Scenario, run RunEnv) (*scenario.Resolved, error)
 	// Simulate runs a prepared scenario; it stops with ctx's error when ctx
 	// ends.
 	Simulate(ctx context.Context, res *scenario.Resolved, progress func(float64)) (*sim.Report, error)
+}
+
+// RunEnv is what the server adds to the catalog for a run.
+type RunEnv struct {
+	// MaxRequests bounds the requests of one simulation (0 = no bound).
+	MaxRequests int
+	// Calibration looks a scenario's calibration id up (nil refuses
+	// calibration references).
+	Calibration func(id string) (*steptime.Profile, error)
 }
 
 // Domain is the real Engine.
@@ -105,10 +118,15 @@ func (e *InfeasibleError) Error() string {
 
 func (e *InfeasibleError) Unwrap() error { return memory.ErrDoesNotFit }
 
-// Prepare resolves sc against the current catalog; files and calibration
+// Env is the current catalog with run's bound and calibration lookup; file
 // references are refused (the API reads no server files).
-func (d *Domain) Prepare(sc scenario.Scenario, maxRequests int) (*scenario.Resolved, error) {
-	return sc.Resolve(scenario.Env{Catalog: d.store.catalog(), MaxRequests: maxRequests})
+func (d *Domain) Env(run RunEnv) scenario.Env {
+	return scenario.Env{Catalog: d.store.catalog(), Calibration: run.Calibration, MaxRequests: run.MaxRequests}
+}
+
+// Prepare resolves sc in Env(run).
+func (d *Domain) Prepare(sc scenario.Scenario, run RunEnv) (*scenario.Resolved, error) {
+	return sc.Resolve(d.Env(run))
 }
 
 // Simulate runs sim.Run.

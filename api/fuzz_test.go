@@ -74,7 +74,44 @@ func FuzzJobBody(f *testing.F) {
 		`{"kind":"simulate","params":{"model":"llama-3.1-8b","gpu":"h100-sxm"}}`,
 		`{"kind":"simulate","params":{"model":"llama-3.1-8b","gpu":"h100-sxm","workload":{"requests":-5}}}`,
 		`{"kind":"sweep","params":null}`, `{"kind":"","params":1}`, `{"kind":"simulate","params":"x"}`,
+		`{"kind":"sweep","params":{"scenario":{"model":"llama-3.1-8b","gpu":"h100-sxm"},"axes":[{"path":"engine.max_num_seqs","values":[16,64]},{"path":"gpu","values":["l40s","h100"]}]}}`,
+		`{"kind":"sweep","params":{"scenario":{},"list":true,"axes":[{"path":"workload.arrival.rate_rps","values":[1,2.5]},{"path":"replicas","values":[1,2]}]}}`,
+		`{"kind":"sweep","params":{"scenario":{"model":"llama-3.1-8b","gpu":"h100-sxm"},"axes":[{"path":"engine","values":[{"max_num_seqs":8}]}]}}`,
+		`{"kind":"plan","params":{"scenario":{"model":"llama-3.1-8b","gpu":"h100-sxm","sla":{"ttft_ms":{"p99":500}}},"gpus":["h100","l40s"],"tps":[1,2],"max_replicas":4,"price_per_gpu_hour_usd":{"l40s":1.1},"pareto_metric":"ttft_ms.p99"}}`,
+		`{"kind":"plan","params":{"scenario":{"model":"qwen2.5-7b","gpu":"l4","sla":{"e2e_ms":{"p50":9000}}},"configs":[{"gpu":"l4","tp":1,"replicas":2}],"skip_headroom":true}}`,
+		`{"kind":"curve","params":{"scenario":{"model":"llama-3.1-8b","gpu":"h100-sxm","sla":{"tpot_ms":{"p99":50}}},"rates_rps":[1,4,16],"step_duration_s":30}}`,
+		`{"kind":"curve","params":{"scenario":{"model":"llama-3.1-8b","gpu":"h100-sxm"},"concurrencies":[1,8]}}`,
+		`{"kind":"maxload","params":{"scenario":{"model":"llama-3.1-8b","gpu":"h100-sxm","sla":{"ttft_ms":{"p99":1000}},"workload":{"arrival":{"type":"closed_loop","concurrency":4}}},"max_probes":5,"tolerance":0.05}}`,
+		`{"kind":"compare","params":{"a":{"model":"llama-3.1-8b","gpu":"h100-sxm"},"b":{"model":"llama-3.1-8b","gpu":"h200","calibration":"x"},"keep_workloads":true}}`,
+		`{"kind":"calibrate","params":{"file":"eyJyZXF1ZXN0X2lkIjogImJlbmNoLTAifQo=","file_name":"requests.jsonl","model":"llama-3.1-8b","gpu":"l4","stage":0}}`,
 	}, func(c *Config) { c.Jobs.QueueSize = 0 })
+}
+
+// FuzzCalibrationUpload fuzzes the benchmark file of POST /v1/calibrations
+// (a short fit when it imports).
+func FuzzCalibrationUpload(f *testing.F) {
+	f.Add([]byte(readFile(f, calibFixture)))
+	for _, s := range []string{"", "{}", "send_s,input_tokens,output_tokens,ttft_ms,e2e_ms\n0,10,5,20,40\n", `{"benchmarks":[]}`} {
+		f.Add([]byte(s))
+	}
+	h := newTestServer(f, func(c *Config) { c.Calibrations.SyncTimeout = 2 * time.Second }).Handler()
+	fields := map[string]string{"model": "llama-3.1-8b", "gpu": "rtx-pro-6000", "max_evaluations": "3"}
+	f.Fuzz(func(t *testing.T, file []byte) {
+		body, ct := form(t, fields, "results.json", file)
+		start := time.Now()
+		watchdog := time.AfterFunc(3*slowAnswer, func() { panic(fmt.Sprintf("no answer after %s for %q", 3*slowAnswer, file)) })
+		r := upload(t, h, "/v1/calibrations", body, ct)
+		watchdog.Stop()
+		if d := time.Since(start); d > slowAnswer {
+			t.Fatalf("HTTP %d after %s for %q", r.status, d, file)
+		}
+		if !allowed[r.status] || !json.Valid(r.body) {
+			t.Fatalf("HTTP %d for %q: %s", r.status, file, r.body)
+		}
+		if r.status >= 400 {
+			r.problem(t)
+		}
+	})
 }
 
 func FuzzModelBody(f *testing.F) {

@@ -25,6 +25,7 @@ func testConfig() Config {
 	c.Jobs.Workers = 2
 	c.Jobs.QueueSize = 4
 	c.Simulate.SyncTimeout = 20 * time.Second
+	c.CalibrationStore = "" // in memory: tests that persist set a t.TempDir() file
 	return c
 }
 
@@ -47,6 +48,7 @@ func newTestServer(t testing.TB, mutate func(*Config)) *Server {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { s.Close() })
 	return s
 }
 

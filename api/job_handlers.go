@@ -1,15 +1,20 @@
 package api
 
 import (
+	"bytes"
+	"errors"
+	"fmt"
 	"net/http"
 
 	"github.com/gin-gonic/gin"
+
+	"github.com/headroom-sim/headroom/sim/plot"
 )
 
 // submitJob godoc
 //
 //	@Summary		Submit a job
-//	@Description	Queues a job of a registered kind (simulate; sweep, plan and calibrate later). For simulate, params is a scenario, checked at submission (400/404/422 as POST /v1/simulate) and bounded by `jobs.max_requests` and `jobs.timeout`. A full queue answers 429 with Retry-After.
+//	@Description	Queues a job of a registered kind; its params are checked at submission (400/404/422), so a job fails only for what a run reveals. Kinds and their params (JSON): `simulate` a scenario (as POST /v1/simulate), answering the report; `sweep` SweepParams (scenario, axes [{path, values}], list), answering a plan.SweepResult (a row per point; points that cannot run carry an error); `plan` PlanParams (scenario with an sla, gpus, tps, max_replicas, configs, price_per_gpu_hour_usd, skip_headroom, headroom_requests, headroom_duration_s, pareto_metric), answering a plan.PlanResult; `curve` CurveParams (scenario, rates_rps or concurrencies, step_duration_s), answering a plan.CurveResult; `maxload` MaxLoadParams (scenario with an sla, max_load, tolerance, max_probes, min_duration_s), answering a plan.LoadResult; `compare` CompareParams (a, b, name_a, name_b, keep_workloads), answering a plan.CompareResult; `calibrate` CalibrateParams (file as base64 and the fields of POST /v1/calibrations), answering the stored calibration. Scenarios are decoded strictly (unknown keys are errors naming their path, as params.scenario.engine.max_num_seq), may not reference files, and may name a stored calibration id. Every simulation of a job is bounded by `jobs.max_requests`, the job by `jobs.timeout`. A full queue answers 429 with Retry-After.
 //	@Tags			jobs
 //	@Accept			json
 //	@Produce		json,application/problem+json
@@ -17,9 +22,9 @@ import (
 //	@Success		202	{object}	JobView
 //	@Header			202	{string}	Location	"/v1/jobs/{id}"
 //	@Failure		400	{object}	Problem	"malformed, unknown kind, invalid params"
-//	@Failure		404	{object}	Problem	"unknown model or GPU"
+//	@Failure		404	{object}	Problem	"unknown model, GPU or calibration"
 //	@Failure		413	{object}	Problem	"body too large"
-//	@Failure		422	{object}	Problem	"infeasible or over the job limits"
+//	@Failure		422	{object}	Problem	"infeasible (no plan candidate fits), too few requests to calibrate, or over the job limits"
 //	@Failure		429	{object}	Problem	"queue full"
 //	@Header			429	{integer}	Retry-After	"seconds"
 //	@Failure		503	{object}	Problem	"shutting down"
@@ -55,21 +60,56 @@ func paramsFields(err error) error {
 
 // getJob godoc
 //
-//	@Summary		Show a job
-//	@Description	State, progress (0–1), and the result once succeeded or the error (a problem) once failed or cancelled. Finished jobs are kept for `jobs.result_ttl`.
+//	@Summary		Show a job, or draw its result
+//	@Description	State, progress (0–1), and the result once succeeded or the error (a problem) once failed or cancelled. Finished jobs are kept for `jobs.result_ttl`. With `Accept: image/svg+xml` a succeeded job's result is drawn as an SVG chart instead, as the CLI's --plot-dir does: a sweep's heat map, a plan's cost–latency Pareto front, a curve's throughput–latency staircase, a maxload's search, a simulate report's timeline (with report.timeseries). A result with no chart (compare, calibrate, a simulate report without a time series, a plan with no candidate) answers 406; a job that has not succeeded answers 409.
 //	@Tags			jobs
-//	@Produce		json,application/problem+json
-//	@Param			id	path		string	true	"job id"
-//	@Success		200	{object}	JobView
-//	@Failure		404	{object}	Problem	"unknown or expired job"
+//	@Produce		json,application/problem+json,image/svg+xml
+//	@Param			id		path		string	true	"job id"
+//	@Param			Accept	header		string	false	"application/json (default) or image/svg+xml"
+//	@Success		200		{object}	JobView
+//	@Failure		404		{object}	Problem	"unknown or expired job"
+//	@Failure		406		{object}	Problem	"SVG asked of a result that has no chart"
+//	@Failure		409		{object}	Problem	"SVG asked of a job that has not succeeded"
 //	@Router			/v1/jobs/{id} [get]
 func (s *Server) getJob(c *gin.Context) {
+	c.Header("Vary", "Accept")
+	if c.NegotiateFormat(gin.MIMEJSON, plot.ContentType) == plot.ContentType {
+		s.jobChart(c)
+		return
+	}
 	v, err := s.jobs.Get(c.Param("id"))
 	if err != nil {
 		s.fail(c, err)
 		return
 	}
 	s.respond(c, http.StatusOK, v)
+}
+
+// jobChart answers a job's result as its default chart.
+func (s *Server) jobChart(c *gin.Context) {
+	id := c.Param("id")
+	v, err := s.jobs.Get(id)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	if v.State != JobSucceeded {
+		s.fail(c, fmt.Errorf("%w: job %s is %s; its chart can be drawn once it has succeeded", ErrNotFinished, id, v.State))
+		return
+	}
+	var b bytes.Buffer
+	err = plot.Render(&b, v.Result)
+	switch {
+	case errors.Is(err, plot.ErrNoChart):
+		err = fmt.Errorf("%w: a %s job's result has no chart (charts: sweep, plan, curve, maxload, and simulate with report.timeseries); ask for application/json", ErrNotAcceptable, v.Kind)
+	case errors.Is(err, plot.ErrNoData), errors.Is(err, plot.ErrNoTimeseries):
+		err = fmt.Errorf("%w: no chart for this %s job: %v; ask for application/json", ErrNotAcceptable, v.Kind, err)
+	}
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	c.Data(http.StatusOK, plot.ContentType, b.Bytes())
 }
 
 // cancelJob godoc

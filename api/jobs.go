@@ -119,8 +119,8 @@ func NewJobManager(opt JobOptions) *JobManager {
 	}
 }
 
-// Register adds a job kind (simulate here; sweep, plan, calibrate … from
-// other packages). check may be nil.
+// Register adds (or replaces) a job kind; New registers simulate, sweep,
+// plan, curve, maxload, compare and calibrate. check may be nil.
 func (m *JobManager) Register(kind string, run Runner, check Check) {
 	m.mu.Lock()
 	defer m.mu.Unlock()

@@ -12,7 +12,10 @@ import (
 	"github.com/headroom-sim/headroom/catalogs"
 	"github.com/headroom-sim/headroom/hardware"
 	"github.com/headroom-sim/headroom/sim"
+	"github.com/headroom-sim/headroom/sim/calibrate"
+	"github.com/headroom-sim/headroom/sim/measured"
 	"github.com/headroom-sim/headroom/sim/memory"
+	"github.com/headroom-sim/headroom/sim/plan"
 	"github.com/headroom-sim/headroom/sim/scenario"
 )
 
@@ -51,6 +54,17 @@ var (
 	ErrNotFound = errors.New("not found")
 	// ErrConflict marks an id that is already taken.
 	ErrConflict = errors.New("already exists")
+	// ErrNotFinished marks a request for what a job has only once it has
+	// succeeded.
+	ErrNotFinished = errors.New("job not finished")
+	// ErrNotAcceptable marks a result with no representation the request
+	// accepts (a chart asked of a result that has none).
+	ErrNotAcceptable = errors.New("not acceptable")
+	// ErrUnsupportedMedia marks a body of a media type the route does not
+	// take.
+	ErrUnsupportedMedia = errors.New("unsupported media type")
+	// ErrCalibration marks a fit that could not be made from the run.
+	ErrCalibration = errors.New("calibration failed")
 	// ErrOverLimit marks work beyond a synchronous call's limits.
 	ErrOverLimit = errors.New("over the limit")
 	// ErrQueueFull marks a job queue with no room; see QueueFullError.
@@ -105,6 +119,7 @@ func problemFor(err error) (p Problem, internal bool) {
 		cfe *catalogs.FileError
 		mbe *http.MaxBytesError
 		tle *bodyTooLargeError
+		ie  *measured.ImportError
 	)
 	switch {
 	case errors.As(err, &mbe):
@@ -112,6 +127,18 @@ func problemFor(err error) (p Problem, internal bool) {
 			fmt.Sprintf("the request body exceeds %d bytes", mbe.Limit)), false
 	case errors.As(err, &tle):
 		return problem(http.StatusRequestEntityTooLarge, "body-too-large", "Request body too large", tle.Error()), false
+	case errors.Is(err, measured.ErrTooLarge):
+		return problem(http.StatusRequestEntityTooLarge, "body-too-large", "Request body too large", err.Error()), false
+	case errors.As(err, &ie):
+		p := problem(http.StatusBadRequest, "invalid-file", "Invalid benchmark result file", ie.Error())
+		p.Errors = []FieldProblem{{Field: "file", Reason: ie.Error()}}
+		return p, false
+	case errors.Is(err, plan.ErrNoSLA):
+		p := problem(http.StatusBadRequest, "invalid-request", "Invalid request", err.Error())
+		p.Errors = []FieldProblem{{Field: "scenario.sla", Reason: "is required: " + err.Error()}}
+		return p, false
+	case errors.Is(err, ErrUnsupportedMedia):
+		return problem(http.StatusUnsupportedMediaType, "unsupported-media-type", "Unsupported media type", err.Error()), false
 	case errors.Is(err, ErrMalformed), errors.Is(err, scenario.ErrSyntax):
 		return problem(http.StatusBadRequest, "malformed-request", "Malformed request", err.Error()), false
 	case errors.As(err, &ve):
@@ -138,8 +165,16 @@ func problemFor(err error) (p Problem, internal bool) {
 		return problem(http.StatusNotFound, "not-found", "Not found", err.Error()), false
 	case errors.Is(err, errMethod):
 		return problem(http.StatusMethodNotAllowed, "method-not-allowed", "Method not allowed", err.Error()), false
-	case errors.Is(err, ErrConflict):
+	case errors.Is(err, ErrConflict), errors.Is(err, ErrNotFinished):
 		return problem(http.StatusConflict, "conflict", "Conflict", err.Error()), false
+	case errors.Is(err, ErrNotAcceptable):
+		return problem(http.StatusNotAcceptable, "not-acceptable", "Not acceptable", err.Error()), false
+	case errors.Is(err, plan.ErrNoCandidates):
+		return problem(http.StatusUnprocessableEntity, "infeasible", "Infeasible configuration", err.Error()), false
+	case errors.Is(err, calibrate.ErrTooFewRequests):
+		return problem(http.StatusUnprocessableEntity, "too-few-requests", "Too few requests to calibrate", err.Error()), false
+	case errors.Is(err, ErrCalibration):
+		return problem(http.StatusUnprocessableEntity, "calibration-failed", "Calibration failed", err.Error()), false
 	case errors.Is(err, memory.ErrDoesNotFit):
 		p := problem(http.StatusUnprocessableEntity, "infeasible", "Infeasible configuration", err.Error())
 		var ie *InfeasibleError

@@ -16,14 +16,14 @@ import (
 // capacity godoc
 //
 //	@Summary		Memory split, KV-cache blocks and max concurrency
-//	@Description	The answer of `headroom capacity`: vLLM's start-up memory profile per GPU, the KV-cache block count, and how many requests fit at once. A model that does not fit answers 422 with the report (fits false, reason, min_tp_that_fits) in the problem's `report`.
+//	@Description	The answer of `headroom capacity`: vLLM's start-up memory profile per GPU, the KV-cache block count, and how many requests fit at once. A model that does not fit answers 422 with the report (fits false, reason, min_tp_that_fits) in the problem's `report`. `calibration` names a stored calibration whose memory calibration applies (as --calibration).
 //	@Tags			capacity
 //	@Accept			json
 //	@Produce		json,application/problem+json
 //	@Param			request	body		CapacityRequest	true	"the capacity question"
 //	@Success		200		{object}	memory.Report
 //	@Failure		400		{object}	Problem	"malformed or invalid (errors lists the fields)"
-//	@Failure		404		{object}	Problem	"unknown model or GPU"
+//	@Failure		404		{object}	Problem	"unknown model, GPU or calibration"
 //	@Failure		413		{object}	Problem	"body too large"
 //	@Failure		422		{object}	Problem	"the model does not fit (report holds the capacity report)"
 //	@Router			/v1/capacity [post]
@@ -33,7 +33,16 @@ func (s *Server) capacity(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	rep, err := s.engine.Capacity(c.Request.Context(), req.spec())
+	spec := req.spec()
+	if req.Calibration != "" {
+		p, err := s.cals.profile(req.Calibration)
+		if err != nil {
+			s.fail(c, fmt.Errorf("calibration: %w", err))
+			return
+		}
+		spec.NonTorchAdjustGiB = p.NonTorchAdjustGiB
+	}
+	rep, err := s.engine.Capacity(c.Request.Context(), spec)
 	if err != nil {
 		s.fail(c, err)
 		return
@@ -44,14 +53,14 @@ func (s *Server) capacity(c *gin.Context) {
 // simulate godoc
 //
 //	@Summary		Simulate a scenario (synchronously)
-//	@Description	Runs a scenario (the schema of the scenario file, as JSON; model and gpu are required, every other field has vLLM's default) and returns the simulation report. For small scenarios only: one of more than `simulate.sync_max_requests` requests, or one that runs longer than `simulate.sync_timeout`, answers 422: submit it as a job (POST /v1/jobs, kind simulate). Unknown keys are errors naming their path; scenarios may not reference files or calibration profiles.
+//	@Description	Runs a scenario (the schema of the scenario file, as JSON; model and gpu are required, every other field has vLLM's default) and returns the simulation report. For small scenarios only: one of more than `simulate.sync_max_requests` requests, or one that runs longer than `simulate.sync_timeout`, answers 422: submit it as a job (POST /v1/jobs, kind simulate). Unknown keys are errors naming their path; scenarios may not reference files, and their `calibration` field names a calibration id of POST /v1/calibrations (404 when unknown).
 //	@Tags			simulate
 //	@Accept			json
 //	@Produce		json,application/problem+json
 //	@Param			scenario	body		scenario.Scenario	true	"the scenario"
 //	@Success		200			{object}	sim.Report
 //	@Failure		400			{object}	Problem	"malformed or invalid scenario"
-//	@Failure		404			{object}	Problem	"unknown model or GPU"
+//	@Failure		404			{object}	Problem	"unknown model, GPU or calibration"
 //	@Failure		413			{object}	Problem	"body too large"
 //	@Failure		422			{object}	Problem	"infeasible, or over the synchronous limits: use a job"
 //	@Failure		503			{object}	Problem	"cancelled (server shutting down)"
@@ -67,7 +76,7 @@ func (s *Server) simulate(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	res, err := s.engine.Prepare(sc, s.cfg.Simulate.SyncMaxRequests)
+	res, err := s.engine.Prepare(sc, s.runEnv(s.cfg.Simulate.SyncMaxRequests))
 	if errors.Is(err, scenario.ErrTooLarge) {
 		err = fmt.Errorf("%w; run it as a job: POST /v1/jobs with {\"kind\": \"simulate\", \"params\": <scenario>}", err)
 	}
@@ -99,7 +108,7 @@ func (s *Server) checkSimulateJob(params json.RawMessage) error {
 	if err != nil {
 		return err
 	}
-	_, err = s.engine.Prepare(sc, s.cfg.Jobs.MaxRequests)
+	_, err = s.engine.Prepare(sc, s.runEnv(s.cfg.Jobs.MaxRequests))
 	return err
 }
 
@@ -109,7 +118,7 @@ func (s *Server) runSimulateJob(ctx context.Context, params json.RawMessage, pro
 	if err != nil {
 		return nil, err
 	}
-	res, err := s.engine.Prepare(sc, s.cfg.Jobs.MaxRequests)
+	res, err := s.engine.Prepare(sc, s.runEnv(s.cfg.Jobs.MaxRequests))
 	if err != nil {
 		return nil, err
 	}

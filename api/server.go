@@ -33,6 +33,8 @@ type Server struct {
 	metrics  *metrics
 	validate *validator.Validate
 	router   *gin.Engine
+	// cals keeps the calibrations of POST /v1/calibrations.
+	cals *calibrationStore
 	// ready is false once shutdown begins (GET /readyz then answers 503).
 	ready atomic.Bool
 }
@@ -59,10 +61,22 @@ func New(cfg Config, opt Options) (*Server, error) {
 		OnTransition: s.metrics.jobTransition,
 	})
 	s.jobs.Register("simulate", s.runSimulateJob, s.checkSimulateJob)
+	s.registerPlannerJobs()
+	s.jobs.Register("calibrate", s.runCalibrateJob, s.checkCalibrateJob)
+	cals, err := openCalibrationStore(cfg.CalibrationStore)
+	if err != nil {
+		return nil, err
+	}
+	s.cals = cals
 	s.router = s.routes()
 	s.ready.Store(true)
 	return s, nil
 }
+
+// Close releases the calibration store (its file lock). Serve closes it
+// when it returns; a server used through Handler closes it here. Requests
+// that need the store fail after Close.
+func (s *Server) Close() error { return s.cals.close() }
 
 // Jobs is the job manager, for registering more kinds before Serve.
 func (s *Server) Jobs() *JobManager { return s.jobs }
@@ -83,8 +97,10 @@ func (s *Server) ListenAndServe(ctx context.Context) error {
 // Serve serves on ln until ctx ends, then shuts down gracefully: it stops
 // accepting, lets running requests and jobs finish within the shutdown
 // grace period, and cancels what is still running after it (those requests
-// answer 503, those jobs end cancelled).
+// answer 503, those jobs end cancelled). It closes the server when it
+// returns.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	defer s.Close()
 	base, cancelBase := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelBase()
 	srv := &http.Server{
@@ -162,12 +178,20 @@ func (s *Server) routes() *gin.Engine {
 	v1.GET("/jobs", s.listJobs)
 	v1.GET("/jobs/:id", s.getJob)
 	v1.DELETE("/jobs/:id", s.cancelJob)
+	v1.POST("/calibrations", s.createCalibration)
+	v1.GET("/calibrations", s.listCalibrations)
+	v1.GET("/calibrations/:id", s.getCalibration)
+	v1.DELETE("/calibrations/:id", s.deleteCalibration)
 	return r
 }
 
-// limitBody caps request bodies at body_limit_bytes (413 beyond it).
+// limitBody caps request bodies at body_limit_bytes, uploads to POST
+// /v1/calibrations at calibrations.upload_limit_bytes (413 beyond).
 func (s *Server) limitBody(c *gin.Context) {
 	limit := s.cfg.BodyLimitBytes
+	if c.Request.Method == http.MethodPost && c.FullPath() == "/v1/calibrations" {
+		limit = s.cfg.Calibrations.UploadLimitBytes
+	}
 	if c.Request.ContentLength > limit {
 		s.fail(c, &bodyTooLargeError{limit: limit})
 		return

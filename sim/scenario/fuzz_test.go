@@ -120,3 +120,40 @@ func FuzzDecode(f *testing.F) {
 		}
 	})
 }
+
+// FuzzOverride: ParseOverride and With never panic; With fails with a
+// *DecodeError or returns a valid scenario that keeps every field the
+// override did not touch (checked on model and gpu).
+func FuzzOverride(f *testing.F) {
+	for _, s := range []string{
+		"tp=2", "engine.max_num_seqs=64", "workload.arrival={type: closed_loop, concurrency: 8}",
+		"sla.ttft_ms.p99=500", "model.x=1", "engine=5", "a.b.c=[1, 2]", "=", "tp", "workload.stages=[{duration_s: 1, rate_rps: 2}]",
+		"engine..block_size=16", ".=1", "workload.requests=1e9",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, in string) {
+		o, err := scenario.ParseOverride(in)
+		if err != nil {
+			return
+		}
+		if o.Path == "" || o.Path != strings.TrimSpace(o.Path) {
+			t.Fatalf("ParseOverride(%q) path %q", in, o.Path)
+		}
+		s, err := scenario.With(scenario.Default(), o)
+		if err != nil {
+			var de *scenario.DecodeError
+			if !errors.As(err, &de) {
+				t.Fatalf("With error %v (%T) is not a *DecodeError", err, err)
+			}
+			return
+		}
+		if err := s.Validate(); err != nil {
+			t.Fatalf("With returned an invalid scenario: %v", err)
+		}
+		top, _, _ := strings.Cut(o.Path, ".")
+		if top != "model" && s.Model != "llama-3.1-8b" || top != "gpu" && s.GPU != "h100-sxm" {
+			t.Fatalf("override %q changed model or gpu: %s %s", in, s.Model, s.GPU)
+		}
+	})
+}

@@ -1,0 +1,484 @@
+package api
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"net/http"
+	"path"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/headroom-sim/headroom/hardware"
+	"github.com/headroom-sim/headroom/sim/calibrate"
+	"github.com/headroom-sim/headroom/sim/measured"
+	"github.com/headroom-sim/headroom/sim/replay"
+	"github.com/headroom-sim/headroom/sim/scenario"
+)
+
+// createCalibration godoc
+//
+//	@Summary		Calibrate the step-time model on a benchmark run
+//	@Description	Fits the simulator's step-time profile to a measured benchmark run, as `headroom calibrate`, and stores it under a new id that scenarios name in their `calibration` field. The body is multipart/form-data: `file` is a benchmark result file in any format the importer detects (vLLM bench, SGLang bench_serving, GenAI-Perf, AIPerf, guidellm, inference-perf, LLMServingSim, llmperf, Headroom's CSV); the other fields fill what the file does not record. A run of at most `calibrations.sync_max_requests` requests is fitted synchronously (201, the calibration file); a larger one answers 422 unless `async=true`, which runs the fit as a job of kind calibrate (202, the job; its result is the stored calibration). The body may be up to `calibrations.upload_limit_bytes`. Calibrations persist across restarts in `calibration_store`.
+//	@Tags			calibrations
+//	@Accept			multipart/form-data
+//	@Produce		json,application/problem+json
+//	@Param			file					formData	file	true	"benchmark result file"
+//	@Param			format					formData	string	false	"result format (default: detected)"	example(llmservingsim)
+//	@Param			model					formData	string	false	"model (catalog id, alias or Hugging Face id), when the file does not name it"	example(llama-3.1-8b)
+//	@Param			gpu						formData	string	false	"GPU (catalog id or alias), when the file does not name it"	example(rtx-pro-6000)
+//	@Param			tp						formData	integer	false	"tensor-parallel degree of the measured server"
+//	@Param			max_num_seqs			formData	integer	false	"engine setting of the measured server"
+//	@Param			max_num_batched_tokens	formData	integer	false	"engine setting of the measured server"
+//	@Param			max_model_len			formData	integer	false	"engine setting of the measured server"
+//	@Param			stage					formData	integer	false	"fit on this benchmark of a multi-benchmark file"
+//	@Param			max_evaluations			formData	integer	false	"simulations the fit may run (default 400)"
+//	@Param			async					query		bool	false	"run the fit as a job (202) whatever the run's size"
+//	@Success		201						{object}	calibrate.File
+//	@Header			201						{string}	Location	"/v1/calibrations/{id}"
+//	@Success		202						{object}	JobView
+//	@Header			202						{string}	Location	"/v1/jobs/{id}"
+//	@Failure		400						{object}	Problem	"malformed form, invalid field, or a file that does not import (the detail names the format, record and field)"
+//	@Failure		404						{object}	Problem	"unknown model or GPU"
+//	@Failure		413						{object}	Problem	"body too large"
+//	@Failure		415						{object}	Problem	"not multipart/form-data"
+//	@Failure		422						{object}	Problem	"too few completed requests, infeasible, or over the synchronous limits (use async=true)"
+//	@Failure		429						{object}	Problem	"job queue full (async)"
+//	@Router			/v1/calibrations [post]
+func (s *Server) createCalibration(c *gin.Context) {
+	async, err := boolQuery(c, "async")
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	p, err := readCalibrationForm(c)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	if async {
+		raw, err := json.Marshal(p)
+		if err != nil {
+			s.fail(c, err)
+			return
+		}
+		v, err := s.jobs.Submit("calibrate", raw)
+		if err != nil {
+			s.fail(c, err)
+			return
+		}
+		c.Header("Location", "/v1/jobs/"+v.ID)
+		s.respond(c, http.StatusAccepted, v)
+		return
+	}
+	in, err := s.prepareCalibration(p)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	if n, limit := replayRequests(in.run), s.cfg.Calibrations.SyncMaxRequests; n > limit {
+		s.fail(c, fmt.Errorf("%w: the run has %d requests, a synchronous fit replays at most %d (calibrations.sync_max_requests); add ?async=true to fit it as a job",
+			ErrOverLimit, n, limit))
+		return
+	}
+	parent := c.Request.Context()
+	ctx, cancel := context.WithTimeout(parent, s.cfg.Calibrations.SyncTimeout)
+	defer cancel()
+	f, err := s.fitCalibration(ctx, in)
+	if err != nil && errors.Is(err, context.DeadlineExceeded) && parent.Err() == nil {
+		err = fmt.Errorf("%w: the fit ran past the synchronous time limit of %s (calibrations.sync_timeout); add ?async=true to fit it as a job",
+			ErrOverLimit, s.cfg.Calibrations.SyncTimeout)
+	}
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	c.Header("Location", "/v1/calibrations/"+f.ID)
+	s.respond(c, http.StatusCreated, f)
+}
+
+// getCalibration godoc
+//
+//	@Summary		Show a calibration
+//	@Description	The calibration file, as `headroom calibrate --out` writes it (so it also serves `--calibration FILE`), with its id: the fitted profile, the run it was fitted on, and how the fit went.
+//	@Tags			calibrations
+//	@Produce		json,application/problem+json
+//	@Param			id	path		string	true	"calibration id"
+//	@Success		200	{object}	calibrate.File
+//	@Failure		404	{object}	Problem	"unknown calibration"
+//	@Router			/v1/calibrations/{id} [get]
+func (s *Server) getCalibration(c *gin.Context) {
+	f, _, err := s.cals.get(c.Param("id"))
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	s.respond(c, http.StatusOK, f)
+}
+
+// listCalibrations godoc
+//
+//	@Summary		List calibrations
+//	@Description	Every stored calibration, oldest first: its id, model, GPU, TP, the run it was fitted on, and the fit's error on that run.
+//	@Tags			calibrations
+//	@Produce		json,application/problem+json
+//	@Success		200	{object}	CalibrationList
+//	@Router			/v1/calibrations [get]
+func (s *Server) listCalibrations(c *gin.Context) {
+	l, err := s.cals.list()
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	s.respond(c, http.StatusOK, CalibrationList{Calibrations: l, Persistent: s.cals.persistent()})
+}
+
+// deleteCalibration godoc
+//
+//	@Summary		Delete a calibration
+//	@Description	Removes it from the store; scenarios that name it then answer 404.
+//	@Tags			calibrations
+//	@Produce		application/problem+json
+//	@Param			id	path	string	true	"calibration id"
+//	@Success		204
+//	@Failure		404	{object}	Problem	"unknown calibration"
+//	@Router			/v1/calibrations/{id} [delete]
+func (s *Server) deleteCalibration(c *gin.Context) {
+	if err := s.cals.remove(c.Param("id")); err != nil {
+		s.fail(c, err)
+		return
+	}
+	c.Status(http.StatusNoContent)
+}
+
+// boolQuery reads a true/false query parameter ("" is false).
+func boolQuery(c *gin.Context, name string) (bool, error) {
+	switch v := c.Query(name); v {
+	case "", "false", "0":
+		return false, nil
+	case "true", "1":
+		return true, nil
+	}
+	return false, invalid(name, "must be true or false")
+}
+
+// maxFormField bounds a form field other than the file.
+const maxFormField = 4096
+
+// formFields are the fields of POST /v1/calibrations besides file.
+var formFields = []string{"format", "model", "gpu", "tp", "max_num_seqs", "max_num_batched_tokens", "max_model_len", "stage", "max_evaluations"}
+
+// readCalibrationForm reads the multipart body part by part (the file is
+// held in memory, as the importer reads it whole; nothing goes to disk).
+// Unknown and repeated fields are errors.
+func readCalibrationForm(c *gin.Context) (*CalibrateParams, error) {
+	mr, err := c.Request.MultipartReader()
+	if err != nil {
+		return nil, fmt.Errorf("%w: want a multipart/form-data body with the benchmark result in a field named file (%v)", ErrUnsupportedMedia, err)
+	}
+	p := &CalibrateParams{}
+	seen := map[string]bool{}
+	for {
+		part, err := mr.NextPart()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, formError(err)
+		}
+		name := part.FormName()
+		if seen[name] {
+			return nil, invalid(name, "is given twice")
+		}
+		seen[name] = true
+		if name == "file" {
+			if p.File, err = io.ReadAll(part); err != nil {
+				return nil, formError(err)
+			}
+			if p.File == nil {
+				p.File = []byte{}
+			}
+			p.FileName = path.Base(strings.ReplaceAll(part.FileName(), `\`, "/"))
+			if p.FileName == "." || p.FileName == "/" {
+				p.FileName = ""
+			}
+			continue
+		}
+		if !slices.Contains(formFields, name) {
+			return nil, invalid(name, "unknown form field (known: file, %s)", strings.Join(formFields, ", "))
+		}
+		b, err := io.ReadAll(io.LimitReader(part, maxFormField+1))
+		if err != nil {
+			return nil, formError(err)
+		}
+		if len(b) > maxFormField {
+			return nil, invalid(name, "must be at most %d bytes", maxFormField)
+		}
+		if err := p.setField(name, strings.TrimSpace(string(b))); err != nil {
+			return nil, err
+		}
+	}
+	if p.File == nil {
+		return nil, invalid("file", "is required: the benchmark result file, as a multipart file field")
+	}
+	return p, nil
+}
+
+// formError words a multipart read failure (413 past the upload limit).
+func formError(err error) error {
+	var mbe *http.MaxBytesError
+	if errors.As(err, &mbe) {
+		return err
+	}
+	return fmt.Errorf("%w: multipart body: %v", ErrMalformed, err)
+}
+
+// setField sets a form field from its text.
+func (p *CalibrateParams) setField(name, v string) error {
+	if v == "" {
+		return nil
+	}
+	num := func() (int, error) {
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			return 0, invalid(name, "must be an integer, not %q", v)
+		}
+		return n, nil
+	}
+	var err error
+	switch name {
+	case "format":
+		p.Format = v
+	case "model":
+		p.Model = v
+	case "gpu":
+		p.GPU = v
+	case "tp":
+		p.TP, err = num()
+	case "max_num_seqs":
+		p.MaxNumSeqs, err = num()
+	case "max_num_batched_tokens":
+		p.MaxNumBatchedTokens, err = num()
+	case "max_model_len":
+		p.MaxModelLen, err = num()
+	case "max_evaluations":
+		p.MaxEvaluations, err = num()
+	case "stage":
+		var n int
+		if n, err = num(); err == nil {
+			p.Stage = &n
+		}
+	}
+	return err
+}
+
+// calibrationInput is a fit ready to run: the imported run with the
+// fields applied, the fit's options, and the source it records.
+type calibrationInput struct {
+	run  *measured.Run
+	src  calibrate.Source
+	opts calibrate.Options
+	// nonTorchAdjustGiB is the memory calibration (0 when the run logged
+	// no KV block count).
+	nonTorchAdjustGiB float64
+}
+
+// prepareCalibration imports the file and checks everything a fit needs
+// short of fitting: the model and GPU, the stage, enough completed
+// requests, a replay that resolves within jobs.max_requests.
+func (s *Server) prepareCalibration(p *CalibrateParams) (*calibrationInput, error) {
+	if err := s.check(p); err != nil {
+		return nil, err
+	}
+	if p.Format != "" && !slices.Contains(measured.Formats(), p.Format) {
+		return nil, invalid("format", "%q is not a result format (known: %s)", p.Format, strings.Join(measured.Formats(), ", "))
+	}
+	name := p.FileName
+	if name == "" {
+		name = "upload"
+	}
+	run, err := measured.Import(bytes.NewReader(p.File), name, p.Format)
+	if err != nil {
+		return nil, err
+	}
+	if p.Model != "" {
+		run.Model = p.Model
+	}
+	if p.GPU != "" {
+		run.GPU = p.GPU
+	}
+	if p.TP > 0 {
+		run.TP = p.TP
+	}
+	if p.MaxNumSeqs > 0 {
+		run.Engine.MaxNumSeqs = p.MaxNumSeqs
+	}
+	if p.MaxNumBatchedTokens > 0 {
+		run.Engine.MaxNumBatchedTokens = p.MaxNumBatchedTokens
+	}
+	if p.MaxModelLen > 0 {
+		run.Engine.MaxModelLen = p.MaxModelLen
+	}
+	switch {
+	case run.Model == "":
+		return nil, invalid("model", "is required: %s does not name its model", run.Name)
+	case run.GPU == "":
+		return nil, invalid("gpu", "is required: %s does not name its GPU", run.Name)
+	}
+	cat := s.catalog()
+	m, err := cat.Model(run.Model)
+	if err != nil {
+		return nil, fmt.Errorf("model: %w", err)
+	}
+	g, err := cat.GPU(run.GPU)
+	if err != nil {
+		return nil, fmt.Errorf("gpu: %w", err)
+	}
+	run.Model, run.GPU = m.ID, g.ID
+	opts := calibrate.Options{MaxEvaluations: p.MaxEvaluations}
+	if opts.MaxEvaluations == 0 {
+		opts.MaxEvaluations = 400
+	}
+	focus := run
+	if p.Stage != nil {
+		if len(run.Stages) == 0 {
+			return nil, invalid("stage", "%s holds a single benchmark", run.Name)
+		}
+		if focus = run.Stage(*p.Stage); focus == nil {
+			return nil, invalid("stage", "%s has no benchmark %d (it has %d)", run.Name, *p.Stage, len(run.Stages))
+		}
+		st := *p.Stage
+		opts.Stage = &st
+	}
+	completed := focus.Summarize().Completed
+	if completed == 0 && focus.Aggregate != nil {
+		completed = focus.Aggregate.Completed
+	}
+	if completed < calibrate.MinRequests {
+		return nil, fmt.Errorf("%s: %w: %d completed, need at least %d", run.Name, calibrate.ErrTooFewRequests, completed, calibrate.MinRequests)
+	}
+	if span := sendSpan(run); span > maxReplaySpanS {
+		return nil, invalid("file", "%s: the requests' send times span %.0f s, more than a replay allows (%d s): is a time stamp missing, or in other units?",
+			run.Name, span, maxReplaySpanS)
+	}
+	if n, limit := replayRequests(run), s.cfg.Jobs.MaxRequests; n > limit {
+		return nil, fmt.Errorf("%w: the run has %d requests, the limit is %d (jobs.max_requests)", scenario.ErrTooLarge, n, limit)
+	}
+	rr, err := replay.Config(run, cat, replay.Options{})
+	if err != nil {
+		return nil, err
+	}
+	in := &calibrationInput{run: run, opts: opts}
+	if run.LoggedBlocks > 0 && rr.Memory.BlockBytes > 0 {
+		// Memory calibration, as `headroom calibrate`: the extra per-GPU
+		// memory that makes the memory model reproduce the block count the
+		// server logged.
+		in.nonTorchAdjustGiB = float64(rr.Memory.NumGPUBlocks-run.LoggedBlocks) * rr.Memory.BlockBytes / hardware.GiB
+	}
+	sum := sha256.Sum256(p.File)
+	in.src = calibrate.Source{File: run.Name, Format: run.Format, SHA256: hex.EncodeToString(sum[:]), Run: run.Name, Requests: len(run.Requests)}
+	return in, nil
+}
+
+// maxReplaySpanS bounds the send times of a run to replay (a week): the
+// simulator's per-second series grow with the simulated time, so a run
+// whose time stamps mix clocks (one record without its arrival time, say)
+// would exhaust the memory.
+const maxReplaySpanS = 7 * 24 * 3600
+
+// sendSpan is the time from the run's first send to its last (for a
+// summary replayed at its rate, the time its requests take to arrive).
+func sendSpan(run *measured.Run) float64 {
+	if len(run.Requests) == 0 {
+		if a := run.Aggregate; a != nil && a.RateRPS > 0 {
+			return float64(replayRequests(run)) / a.RateRPS
+		}
+		return 0
+	}
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, q := range run.Requests {
+		lo, hi = min(lo, q.SendS), max(hi, q.SendS)
+	}
+	return hi - lo
+}
+
+// replayRequests is how many requests replaying run simulates.
+func replayRequests(run *measured.Run) int {
+	if n := len(run.Requests); n > 0 || run.Aggregate == nil {
+		return n
+	}
+	if n := run.Aggregate.Completed; n > 0 {
+		return n
+	}
+	return 200 // what replay assumes of a summary without a count
+}
+
+// fitCalibration fits, stores the calibration and returns it.
+func (s *Server) fitCalibration(ctx context.Context, in *calibrationInput) (*calibrate.File, error) {
+	run := in.run
+	res, err := calibrate.Fit(ctx, run, s.catalog(), in.opts)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		if _, internal := problemFor(err); internal {
+			err = fmt.Errorf("%w: %v", ErrCalibration, err)
+		}
+		return nil, err
+	}
+	res.Profile.NonTorchAdjustGiB = in.nonTorchAdjustGiB
+	if err := res.Profile.Validate(); err != nil {
+		return nil, fmt.Errorf("%w: the fitted profile is invalid: %v", ErrCalibration, err)
+	}
+	f := &calibrate.File{
+		SchemaVersion: calibrate.FileSchemaVersion, Kind: calibrate.FileKind,
+		GPU: run.GPU, Model: run.Model, TP: max(run.TP, 1), EngineVersion: run.EngineVersion,
+		Source: in.src, Profile: res.Profile,
+		Fit: &calibrate.FitSummary{Fitted: res.Fitted, Evaluations: res.Evaluations, Before: res.Before, After: res.After},
+	}
+	if err := s.cals.create(f, time.Now()); err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+// calibrateInput decodes a calibrate job's params and prepares the fit.
+func (s *Server) calibrateInput(params json.RawMessage) (*calibrationInput, error) {
+	var p CalibrateParams
+	if err := decodeStrict(params, &p); err != nil {
+		return nil, err
+	}
+	return s.prepareCalibration(&p)
+}
+
+// checkCalibrateJob imports the file at submission: a file that does not
+// import, or a run that cannot be fitted, is a 4xx of the submission.
+func (s *Server) checkCalibrateJob(params json.RawMessage) error {
+	_, err := s.calibrateInput(params)
+	return err
+}
+
+// runCalibrateJob is the calibrate job kind: its result is the stored
+// calibration file.
+func (s *Server) runCalibrateJob(ctx context.Context, params json.RawMessage, progress func(float64)) (any, error) {
+	in, err := s.calibrateInput(params)
+	if err != nil {
+		return nil, err
+	}
+	progress(0)
+	f, err := s.fitCalibration(ctx, in)
+	if err != nil {
+		return nil, err
+	}
+	return f, nil
+}

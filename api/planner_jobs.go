@@ -1,0 +1,486 @@
+package api
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/headroom-sim/headroom/catalogs"
+	"github.com/headroom-sim/headroom/sim"
+	"github.com/headroom-sim/headroom/sim/memory"
+	"github.com/headroom-sim/headroom/sim/plan"
+	"github.com/headroom-sim/headroom/sim/scenario"
+)
+
+// The planner job kinds: sweep, plan, curve, maxload and compare, the
+// questions of `headroom sweep|plan|curve|maxload|compare` over the API.
+// Each kind's check decodes its params (strictly, the scenarios with
+// scenario.Decode) and resolves what it can without simulating, so that bad
+// input is a 4xx of POST /v1/jobs; its runner decodes them again and asks
+// plan.Runner, whose result struct is the job's result. Every simulation a
+// job runs is bounded by jobs.max_requests; scenarios may name stored
+// calibrations, never files.
+
+// registerPlannerJobs adds the planner kinds to the job manager.
+func (s *Server) registerPlannerJobs() {
+	s.jobs.Register("sweep", s.runSweepJob, s.checkSweepJob)
+	s.jobs.Register("plan", s.runPlanJob, s.checkPlanJob)
+	s.jobs.Register("curve", s.runCurveJob, s.checkCurveJob)
+	s.jobs.Register("maxload", s.runMaxLoadJob, s.checkMaxLoadJob)
+	s.jobs.Register("compare", s.runCompareJob, s.checkCompareJob)
+}
+
+// runEnv is a run's bound and the calibration store's lookup.
+func (s *Server) runEnv(maxRequests int) RunEnv {
+	return RunEnv{MaxRequests: maxRequests, Calibration: s.cals.profile}
+}
+
+// jobEnv is the environment of a job's simulations.
+func (s *Server) jobEnv() scenario.Env { return s.engine.Env(s.runEnv(s.cfg.Jobs.MaxRequests)) }
+
+// catalog is the catalog served now.
+func (s *Server) catalog() *catalogs.Catalog { return s.engine.Env(RunEnv{}).Catalog }
+
+// runner runs a planner job's simulations on every core.
+func (s *Server) runner() *plan.Runner { return &plan.Runner{Env: s.jobEnv()} }
+
+// decodeParams decodes a kind's params strictly into dst and checks its
+// binding tags.
+func (s *Server) decodeParams(params json.RawMessage, dst any) error {
+	if err := decodeStrict(params, dst); err != nil {
+		return err
+	}
+	return s.check(dst)
+}
+
+// paramScenario decodes the scenario in field of a kind's params, naming
+// the fields of its errors from the params (scenario.engine.max_num_seqs).
+func paramScenario(raw json.RawMessage, field string) (scenario.Scenario, error) {
+	if b := bytes.TrimSpace(raw); len(b) == 0 || b[0] != '{' {
+		return scenario.Scenario{}, &ValidationError{Fields: []FieldProblem{{Field: field, Reason: "must be a scenario (a JSON object; {} runs the defaults)"}}}
+	}
+	sc, err := decodeScenario(raw, "params."+field)
+	if err != nil {
+		return sc, prefixFields(err, field+".")
+	}
+	return sc, nil
+}
+
+// prefixFields prefixes the fields a 400 problem names; other errors pass
+// unchanged.
+func prefixFields(err error, prefix string) error {
+	p, _ := problemFor(err)
+	if p.Status != 400 || len(p.Errors) == 0 || errors.Is(err, ErrMalformed) {
+		return err
+	}
+	out := &ValidationError{}
+	for _, f := range p.Errors {
+		out.Fields = append(out.Fields, FieldProblem{Field: prefix + f.Field, Reason: f.Reason})
+	}
+	return out
+}
+
+// invalid is a one-field validation error.
+func invalid(field, format string, a ...any) error {
+	return &ValidationError{Fields: []FieldProblem{{Field: field, Reason: fmt.Sprintf(format, a...)}}}
+}
+
+// resolveIn resolves sc for a check, naming fields from the params.
+func (s *Server) resolveIn(sc scenario.Scenario, field string, maxRequests int) error {
+	_, err := s.engine.Prepare(sc, s.runEnv(maxRequests))
+	if err != nil {
+		return prefixFields(err, field+".")
+	}
+	return nil
+}
+
+// Sweep.
+
+func (s *Server) sweepSpec(params json.RawMessage) (plan.SweepSpec, error) {
+	var p SweepParams
+	if err := s.decodeParams(params, &p); err != nil {
+		return plan.SweepSpec{}, err
+	}
+	sc, err := paramScenario(p.Scenario, "scenario")
+	if err != nil {
+		return plan.SweepSpec{}, err
+	}
+	spec := plan.SweepSpec{Scenario: sc, List: p.List}
+	points, values := 1, 0
+	for i, a := range p.Axes {
+		if p.List && len(a.Values) != len(p.Axes[0].Values) {
+			return spec, invalid(fmt.Sprintf("axes[%d].values", i), "a list sweep needs %d values, as axes[0] has", len(p.Axes[0].Values))
+		}
+		points = min(points*len(a.Values), plan.MaxSweepPoints+1)
+		values += len(a.Values)
+		spec.Axes = append(spec.Axes, plan.Axis{Path: a.Path, Values: a.Values})
+	}
+	if p.List {
+		points = len(p.Axes[0].Values)
+	}
+	switch {
+	case points > plan.MaxSweepPoints:
+		return spec, invalid("axes", "more than %d points", plan.MaxSweepPoints)
+	case values > maxSweepValues:
+		return spec, invalid("axes", "more than %d values in all", maxSweepValues)
+	}
+	return spec, nil
+}
+
+// maxSweepValues bounds the values of all axes together (each is checked
+// at submission).
+const maxSweepValues = 2000
+
+// checkSweepJob checks that every axis value decodes into the scenario,
+// and that the scenario's model, GPU and calibration exist unless swept. A
+// point that cannot run (does not fit, over the request limit) is an error
+// in its row of the result, as in `headroom sweep`.
+func (s *Server) checkSweepJob(params json.RawMessage) error {
+	spec, err := s.sweepSpec(params)
+	if err != nil {
+		return err
+	}
+	cat := s.catalog()
+	swept := map[string]bool{}
+	for i, a := range spec.Axes {
+		swept[a.Path] = true
+		for j, v := range a.Values {
+			pt, err := scenario.With(spec.Scenario, scenario.Override{Path: a.Path, Value: v})
+			if err != nil {
+				return axisError(i, j, a.Path, err)
+			}
+			// Ids on an axis name things that exist.
+			switch a.Path {
+			case "model":
+				_, err = cat.Model(pt.Model)
+			case "gpu":
+				_, err = cat.GPU(pt.GPU)
+			case "calibration":
+				if pt.Calibration != "" {
+					_, err = s.cals.profile(pt.Calibration)
+				}
+			}
+			if err != nil {
+				return fmt.Errorf("axes[%d].values[%d]: %w", i, j, err)
+			}
+		}
+	}
+	sc := spec.Scenario
+	if !swept["model"] {
+		if _, err := cat.Model(sc.Model); err != nil {
+			return fmt.Errorf("scenario.model: %w", err)
+		}
+	}
+	if !swept["gpu"] {
+		if _, err := cat.GPU(sc.GPU); err != nil {
+			return fmt.Errorf("scenario.gpu: %w", err)
+		}
+	}
+	if sc.Calibration != "" && !swept["calibration"] {
+		if _, err := s.cals.profile(sc.Calibration); err != nil {
+			return fmt.Errorf("scenario.calibration: %w", err)
+		}
+	}
+	// The base itself need not run (a swept field may make it), but it may
+	// not read files, nor be too large unless an axis resizes it.
+	_, err = s.engine.Prepare(sc, s.runEnv(s.cfg.Jobs.MaxRequests))
+	var fe *scenario.FieldError
+	if errors.As(err, &fe) && fe.Reason == scenario.ErrFilesNotAllowed.Error() ||
+		errors.Is(err, scenario.ErrTooLarge) && !sweptWorkload(swept) {
+		return prefixFields(err, "scenario.")
+	}
+	return nil
+}
+
+// sweptWorkload reports whether an axis changes the workload's size.
+func sweptWorkload(swept map[string]bool) bool {
+	for p := range swept {
+		if strings.HasPrefix(p, "workload") {
+			return true
+		}
+	}
+	return false
+}
+
+// axisError names the axis of a value that does not decode into the
+// scenario: its path when the field is unknown, the value otherwise.
+func axisError(i, j int, path string, err error) error {
+	var de *scenario.DecodeError
+	if !errors.As(err, &de) {
+		return invalid(fmt.Sprintf("axes[%d].values[%d]", i, j), "%v", err)
+	}
+	field := de.Field
+	if field == "" {
+		field = path
+	}
+	if strings.Contains(de.Err.Error(), "unknown key") || strings.Contains(de.Err.Error(), "is not a mapping") {
+		return invalid(fmt.Sprintf("axes[%d].path", i), "%s: %v", field, de.Err)
+	}
+	return invalid(fmt.Sprintf("axes[%d].values[%d]", i, j), "%s: %v", field, de.Err)
+}
+
+func (s *Server) runSweepJob(ctx context.Context, params json.RawMessage, progress func(float64)) (any, error) {
+	spec, err := s.sweepSpec(params)
+	if err != nil {
+		return nil, err
+	}
+	return s.runner().Sweep(ctx, spec, progress)
+}
+
+// Plan.
+
+// planSpec decodes a plan job, with GPU names turned into catalog ids.
+func (s *Server) planSpec(params json.RawMessage) (plan.PlanSpec, error) {
+	var p PlanParams
+	if err := s.decodeParams(params, &p); err != nil {
+		return plan.PlanSpec{}, err
+	}
+	sc, err := paramScenario(p.Scenario, "scenario")
+	if err != nil {
+		return plan.PlanSpec{}, err
+	}
+	if sc.SLA == nil {
+		return plan.PlanSpec{}, invalid("scenario.sla", "is required: a plan holds every candidate to it, e.g. {\"ttft_ms\": {\"p99\": 1000}, \"tpot_ms\": {\"p99\": 150}}")
+	}
+	spec := plan.PlanSpec{Scenario: sc, TPs: p.TPs, MaxReplicas: p.MaxReplicas, SkipHeadroom: p.SkipHeadroom,
+		HeadroomRequests: p.HeadroomRequests, HeadroomDurationS: p.HeadroomDurationS, ParetoMetric: p.ParetoMetric}
+	cat := s.catalog()
+	for i, id := range p.GPUs {
+		g, err := cat.GPU(id)
+		if err != nil {
+			return spec, fmt.Errorf("gpus[%d]: %w", i, err)
+		}
+		if !slices.Contains(spec.GPUs, g.ID) {
+			spec.GPUs = append(spec.GPUs, g.ID)
+		}
+	}
+	for i, c := range p.Configs {
+		g, err := cat.GPU(c.GPU)
+		if err != nil {
+			return spec, fmt.Errorf("configs[%d].gpu: %w", i, err)
+		}
+		spec.Configs = append(spec.Configs, plan.Config{GPU: g.ID, TP: max(c.TP, 1), Replicas: max(c.Replicas, 1)})
+	}
+	if len(p.PricePerGPUHourUSD) > 0 {
+		spec.PricePerGPUHourUSD = map[string]float64{}
+		for id, v := range p.PricePerGPUHourUSD {
+			g, err := cat.GPU(id)
+			if err != nil {
+				return spec, fmt.Errorf("price_per_gpu_hour_usd.%s: %w", id, err)
+			}
+			spec.PricePerGPUHourUSD[g.ID] = v
+		}
+	}
+	if m := p.ParetoMetric; m != "" && !slices.Contains(reportMetrics(), m) {
+		return spec, invalid("pareto_metric", "%q is not a report figure (e.g. e2e_ms.p99, ttft_ms.p99, tpot_ms.p99, itl_ms.p99)", m)
+	}
+	return spec, nil
+}
+
+// reportMetrics are the figures plan.Metric reads from a report.
+func reportMetrics() []string {
+	names, _ := plan.Metrics(&sim.Report{})
+	return append(names, "goodput_rps")
+}
+
+// checkPlanJob prunes the candidates as the plan will (GPU × TP shapes that
+// cannot start), without simulating: none left is 422.
+func (s *Server) checkPlanJob(params json.RawMessage) error {
+	spec, err := s.planSpec(params)
+	if err != nil {
+		return err
+	}
+	var shapes []plan.Config
+	switch {
+	case len(spec.Configs) > 0:
+		shapes = spec.Configs
+	default:
+		gpus, tps := spec.GPUs, spec.TPs
+		if len(gpus) == 0 {
+			for _, g := range s.catalog().GPUs() {
+				gpus = append(gpus, g.ID)
+			}
+		}
+		if len(tps) == 0 {
+			tps = []int{1, 2, 4, 8}
+		}
+		for _, g := range gpus {
+			for _, tp := range tps {
+				shapes = append(shapes, plan.Config{GPU: g, TP: tp, Replicas: 1})
+			}
+		}
+	}
+	var reasons []string
+	for _, c := range shapes {
+		sc := spec.Scenario
+		sc.GPU, sc.TP, sc.Replicas = c.GPU, c.TP, 1
+		_, err := s.engine.Prepare(sc, s.runEnv(s.cfg.Jobs.MaxRequests))
+		var fe *scenario.FieldError
+		switch {
+		case err == nil:
+			return nil
+		case errors.Is(err, memory.ErrDoesNotFit), errors.As(err, &fe):
+			if len(reasons) < 3 {
+				reasons = append(reasons, fmt.Sprintf("%s tp %d: %v", c.GPU, c.TP, err))
+			}
+		default:
+			return prefixFields(err, "scenario.")
+		}
+	}
+	return fmt.Errorf("%w: every GPU and TP was pruned (%s)", plan.ErrNoCandidates, strings.Join(reasons, "; "))
+}
+
+func (s *Server) runPlanJob(ctx context.Context, params json.RawMessage, progress func(float64)) (any, error) {
+	spec, err := s.planSpec(params)
+	if err != nil {
+		return nil, err
+	}
+	res, err := s.runner().Plan(ctx, spec, progress)
+	if errors.Is(err, plan.ErrNoCandidates) && res != nil {
+		var reasons []string
+		for _, p := range res.Pruned[:min(3, len(res.Pruned))] {
+			reasons = append(reasons, fmt.Sprintf("%s tp %d: %s", p.GPU, p.TP, p.Reason))
+		}
+		return nil, fmt.Errorf("%w: every GPU and TP was pruned (%s)", err, strings.Join(reasons, "; "))
+	}
+	if err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// Curve.
+
+func (s *Server) curveSpec(params json.RawMessage) (plan.CurveSpec, error) {
+	var p CurveParams
+	if err := s.decodeParams(params, &p); err != nil {
+		return plan.CurveSpec{}, err
+	}
+	sc, err := paramScenario(p.Scenario, "scenario")
+	if err != nil {
+		return plan.CurveSpec{}, err
+	}
+	if (len(p.RatesRPS) == 0) == (len(p.Concurrencies) == 0) {
+		return plan.CurveSpec{}, invalid("rates_rps", "give rates_rps or concurrencies (one of them)")
+	}
+	return plan.CurveSpec{Scenario: sc, RatesRPS: p.RatesRPS, Concurrencies: p.Concurrencies, StepDurationS: p.StepDurationS}, nil
+}
+
+// checkCurveJob resolves the scenario (its workload's load replaced by the
+// staircase) and bounds the staircase's requests by jobs.max_requests.
+func (s *Server) checkCurveJob(params json.RawMessage) error {
+	spec, err := s.curveSpec(params)
+	if err != nil {
+		return err
+	}
+	dur := spec.StepDurationS
+	if dur <= 0 {
+		dur = 60
+	}
+	var n float64
+	for _, r := range spec.RatesRPS {
+		n += r * dur
+	}
+	for _, c := range spec.Concurrencies {
+		n += float64(c) * dur // one request per user per second, as the scenario estimates
+	}
+	if limit := s.cfg.Jobs.MaxRequests; n > float64(limit) {
+		return fmt.Errorf("%w: the staircase sends about %.0f requests, the limit is %d (jobs.max_requests): shorten step_duration_s or lower the loads",
+			scenario.ErrTooLarge, math.Ceil(n), limit)
+	}
+	base := spec.Scenario
+	base.Workload.Trace = nil
+	return s.resolveIn(base, "scenario", 0)
+}
+
+func (s *Server) runCurveJob(ctx context.Context, params json.RawMessage, progress func(float64)) (any, error) {
+	spec, err := s.curveSpec(params)
+	if err != nil {
+		return nil, err
+	}
+	return s.runner().Curve(ctx, spec, progress)
+}
+
+// Maxload.
+
+func (s *Server) loadSpec(params json.RawMessage) (plan.LoadSpec, error) {
+	var p MaxLoadParams
+	if err := s.decodeParams(params, &p); err != nil {
+		return plan.LoadSpec{}, err
+	}
+	sc, err := paramScenario(p.Scenario, "scenario")
+	if err != nil {
+		return plan.LoadSpec{}, err
+	}
+	switch {
+	case sc.SLA == nil:
+		return plan.LoadSpec{}, invalid("scenario.sla", "is required: the search finds the highest load within it, e.g. {\"ttft_ms\": {\"p99\": 1000}}")
+	case len(sc.Workload.Stages) > 0:
+		return plan.LoadSpec{}, invalid("scenario.workload.stages", "a staged workload has no single load to search; use a rate or a concurrency")
+	}
+	return plan.LoadSpec{Scenario: sc, MaxLoad: p.MaxLoad, Tolerance: p.Tolerance, MaxProbes: p.MaxProbes, MinDurationS: p.MinDurationS}, nil
+}
+
+func (s *Server) checkMaxLoadJob(params json.RawMessage) error {
+	spec, err := s.loadSpec(params)
+	if err != nil {
+		return err
+	}
+	return s.resolveIn(spec.Scenario, "scenario", s.cfg.Jobs.MaxRequests)
+}
+
+func (s *Server) runMaxLoadJob(ctx context.Context, params json.RawMessage, progress func(float64)) (any, error) {
+	spec, err := s.loadSpec(params)
+	if err != nil {
+		return nil, err
+	}
+	return s.runner().MaxLoad(ctx, spec, plan.NewProgress(1, progress))
+}
+
+// Compare.
+
+func (s *Server) compareSpec(params json.RawMessage) (plan.CompareSpec, error) {
+	var p CompareParams
+	if err := s.decodeParams(params, &p); err != nil {
+		return plan.CompareSpec{}, err
+	}
+	a, err := paramScenario(p.A, "a")
+	if err != nil {
+		return plan.CompareSpec{}, err
+	}
+	b, err := paramScenario(p.B, "b")
+	if err != nil {
+		return plan.CompareSpec{}, err
+	}
+	return plan.CompareSpec{A: a, B: b, NameA: p.NameA, NameB: p.NameB, KeepWorkloads: p.KeepWorkloads}, nil
+}
+
+// checkCompareJob resolves both sides as they will run (B on A's workload
+// unless keep_workloads).
+func (s *Server) checkCompareJob(params json.RawMessage) error {
+	spec, err := s.compareSpec(params)
+	if err != nil {
+		return err
+	}
+	if err := s.resolveIn(spec.A, "a", s.cfg.Jobs.MaxRequests); err != nil {
+		return err
+	}
+	b := spec.B
+	if !spec.KeepWorkloads {
+		b.Workload = spec.A.Workload
+	}
+	return s.resolveIn(b, "b", s.cfg.Jobs.MaxRequests)
+}
+
+func (s *Server) runCompareJob(ctx context.Context, params json.RawMessage, progress func(float64)) (any, error) {
+	spec, err := s.compareSpec(params)
+	if err != nil {
+		return nil, err
+	}
+	return s.runner().Compare(ctx, spec, progress)
+}

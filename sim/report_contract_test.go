@@ -1,0 +1,368 @@
+package sim_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/headroom-sim/headroom/catalogs"
+	"github.com/headroom-sim/headroom/sim"
+	"github.com/headroom-sim/headroom/sim/scenario"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files under testdata/golden")
+
+// simulate decodes doc, applies the overrides, resolves and runs it.
+func simulate(t *testing.T, doc string, overrides ...string) *sim.Report {
+	t.Helper()
+	s, err := scenario.Decode(strings.NewReader(doc), "scenario")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ovs []scenario.Override
+	for _, o := range overrides {
+		ov, err := scenario.ParseOverride(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ovs = append(ovs, ov)
+	}
+	if s, err = scenario.With(s, ovs...); err != nil {
+		t.Fatal(err)
+	}
+	cat, err := catalogs.Builtin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := s.Resolve(scenario.Env{Catalog: cat})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := sim.Run(context.Background(), res.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.KVCache.NumGPUBlocks != res.Memory.NumGPUBlocks {
+		t.Errorf("report kv_cache.num_gpu_blocks %d, memory model %d", rep.KVCache.NumGPUBlocks, res.Memory.NumGPUBlocks)
+	}
+	return rep
+}
+
+func readFile(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// TestReportGolden pins the JSON report of a small fixed run:
+// examples/poisson.yaml shortened to 300 requests. It changes whenever
+// the simulator's behaviour or the step-time defaults do: rerun with
+// -update and review the diff.
+func TestReportGolden(t *testing.T) {
+	rep := simulate(t, readFile(t, filepath.Join("..", "examples", "poisson.yaml")), "workload.requests=300")
+	got, err := json.MarshalIndent(rep, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got = append(got, '\n')
+	path := filepath.Join("testdata", "golden", "poisson-300.json")
+	if *update {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test ./sim -run Golden -update)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs from the golden file (go test ./sim -run Golden -update, then review the diff):\n%s", path, got)
+	}
+	checkReportInvariants(t, rep)
+	if rep.Requests.Total != 300 || rep.SLA == nil || rep.GoodputRPS == nil {
+		t.Errorf("requests %+v, sla %v, goodput %v", rep.Requests, rep.SLA, rep.GoodputRPS)
+	}
+}
+
+// checkReportInvariants holds for every report: each request accounted
+// for, quantiles in order, goodput at most throughput.
+func checkReportInvariants(t *testing.T, rep *sim.Report) {
+	t.Helper()
+	r := rep.Requests
+	if r.Total != r.Completed+r.Rejected {
+		t.Errorf("requests %+v: total is not completed + rejected", r)
+	}
+	n := 0
+	for _, k := range r.RejectedReasons {
+		n += k
+	}
+	if n != r.Rejected {
+		t.Errorf("rejected reasons %v sum to %d, rejected %d", r.RejectedReasons, n, r.Rejected)
+	}
+	for name, s := range map[string]struct{ v []float64 }{
+		"ttft_ms": {[]float64{rep.TTFTMS.P50, rep.TTFTMS.P90, rep.TTFTMS.P95, rep.TTFTMS.P99, rep.TTFTMS.P999, rep.TTFTMS.Max}},
+		"tpot_ms": {[]float64{rep.TPOTMS.P50, rep.TPOTMS.P90, rep.TPOTMS.P95, rep.TPOTMS.P99, rep.TPOTMS.P999, rep.TPOTMS.Max}},
+		"e2e_ms":  {[]float64{rep.E2EMS.P50, rep.E2EMS.P90, rep.E2EMS.P95, rep.E2EMS.P99, rep.E2EMS.P999, rep.E2EMS.Max}},
+		"itl_ms":  {[]float64{rep.ITLMS.P50, rep.ITLMS.P90, rep.ITLMS.P95, rep.ITLMS.P99, rep.ITLMS.P999, rep.ITLMS.Max}},
+	} {
+		if !sort.Float64sAreSorted(s.v) || s.v[0] <= 0 {
+			t.Errorf("%s quantiles %v are not positive and in order", name, s.v)
+		}
+	}
+	if rep.TTFTMS.Count != int64(r.Completed) || rep.E2EMS.Count != int64(r.Completed) {
+		t.Errorf("ttft count %d, e2e count %d, completed %d", rep.TTFTMS.Count, rep.E2EMS.Count, r.Completed)
+	}
+	if rep.E2EMS.Mean < rep.TTFTMS.Mean {
+		t.Errorf("mean e2e %v below mean ttft %v", rep.E2EMS.Mean, rep.TTFTMS.Mean)
+	}
+	if rep.KVCache.PeakUsageRatio < rep.KVCache.MeanUsageRatio || rep.KVCache.PeakUsageRatio > 1 {
+		t.Errorf("kv usage %+v", rep.KVCache)
+	}
+	if tp := rep.Throughput; tp.TotalTokensPerS <= 0 || tp.TotalTokensPerS-(tp.InputTokensPerS+tp.OutputTokensPerS) > 0.01*tp.TotalTokensPerS {
+		t.Errorf("throughput %+v", tp)
+	}
+	if rep.GoodputRPS != nil && *rep.GoodputRPS > rep.Throughput.RequestsPerS*1.0001 {
+		t.Errorf("goodput %v above throughput %v", *rep.GoodputRPS, rep.Throughput.RequestsPerS)
+	}
+	if len(rep.Stages) > 0 {
+		total := 0
+		for _, st := range rep.Stages {
+			total += st.Requests.Total
+		}
+		if total != r.Total {
+			t.Errorf("stages hold %d requests, the run %d", total, r.Total)
+		}
+	}
+}
+
+// everything is a short run that shows every key of the report: an SLA,
+// a network round trip, a staircase, a time series, and prompts longer
+// than max_model_len (rejections).
+const everything = `
+model: llama-3.1-8b
+gpu: h100-sxm
+network_rtt_ms: 5
+engine:
+  max_model_len: 2048
+workload:
+  stages:
+    - {duration_s: 4, rate_rps: 5}
+    - {duration_s: 4, rate_rps: 10}
+  input_tokens: {type: uniform, min: 100, max: 2600}
+  output_tokens: {type: fixed, value: 64}
+sla:
+  ttft_ms: {p99: 1000}
+  tpot_ms: {p50: 50}
+report:
+  timeseries: true
+`
+
+// plain is the same without the optional parts.
+const plain = `
+model: llama-3.1-8b
+gpu: h100-sxm
+workload:
+  requests: 60
+  arrival: {rate_rps: 10}
+  input_tokens: {type: fixed, value: 256}
+  output_tokens: {type: fixed, value: 32}
+`
+
+var latencyStats = []string{"mean", "p50", "p90", "p95", "p99", "p999", "max", "count"}
+
+// reportKeys are the keys README's "The report" table promises (and
+// TestReadmeReportTable checks it still lists).
+var reportKeys = []string{
+	"ttft_ms", "server_ttft_ms", "tpot_ms", "itl_ms", "e2e_ms", "queue_ms", "prefill_ms", "decode_ms",
+	"throughput.requests_per_s", "throughput.input_tokens_per_s", "throughput.output_tokens_per_s", "throughput.total_tokens_per_s",
+	"requests.total", "requests.completed", "requests.rejected", "requests.rejected_reasons",
+	"preemptions", "prefix_cache_hit_ratio",
+	"kv_cache.num_gpu_blocks", "kv_cache.peak_usage_ratio", "kv_cache.mean_usage_ratio",
+	"fluency.itl_cv", "fluency.stalls", "fluency.longest_stall_ms", "fluency.stall_threshold_ms",
+	"max_running", "goodput_rps", "sla.met", "sla.checks[]",
+	"stages[]", "timeseries[]",
+	"simulation.events", "simulation.steps", "simulation.simulated_s",
+}
+
+// Keys of each element of the arrays.
+var (
+	stageKeys = []string{"ttft_ms", "tpot_ms", "itl_ms", "e2e_ms", "queue_ms", "requests", "throughput", "preemptions", "fluency", "goodput_rps", "sla"}
+	pointKeys = []string{"t_s", "running", "waiting", "kv_usage_ratio", "output_tokens_per_s", "prompt_tokens_per_s", "preemptions_total", "completed_total"}
+)
+
+// optionalKeys appear only when asked for (an RTT, an SLA, stages, a time
+// series) or when there is something to report (rejections).
+var optionalKeys = []string{"server_ttft_ms", "goodput_rps", "sla.met", "sla.checks[]", "stages[]", "timeseries[]", "requests.rejected_reasons"}
+
+// lookup follows a dotted path ("a.b", "x[]" = a non-empty array, whose
+// first element is returned) through decoded JSON.
+func lookup(v any, path string) (any, bool) {
+	for _, k := range strings.Split(path, ".") {
+		arr := strings.HasSuffix(k, "[]")
+		m, ok := v.(map[string]any)
+		if !ok {
+			return nil, false
+		}
+		if v, ok = m[strings.TrimSuffix(k, "[]")]; !ok {
+			return nil, false
+		}
+		if arr {
+			a, ok := v.([]any)
+			if !ok || len(a) == 0 {
+				return nil, false
+			}
+			v = a[0]
+		}
+	}
+	return v, true
+}
+
+func reportJSON(t *testing.T, rep *sim.Report) map[string]any {
+	t.Helper()
+	b, err := json.Marshal(rep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v map[string]any
+	if err := json.Unmarshal(b, &v); err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+func checkLatency(t *testing.T, v any, where string) {
+	t.Helper()
+	m, ok := v.(map[string]any)
+	if !ok {
+		t.Errorf("%s is %T, not a latency summary", where, v)
+		return
+	}
+	for _, k := range latencyStats {
+		if _, ok := m[k]; !ok {
+			t.Errorf("%s has no %s", where, k)
+		}
+	}
+}
+
+// TestReportKeys checks the report's JSON has every key README promises,
+// and the optional ones only when asked for.
+func TestReportKeys(t *testing.T) {
+	full := simulate(t, everything)
+	checkReportInvariants(t, full)
+	if full.Requests.Rejected == 0 {
+		t.Fatal("no request was rejected: the scenario no longer shows requests.rejected_reasons")
+	}
+	v := reportJSON(t, full)
+	for _, k := range reportKeys {
+		got, ok := lookup(v, k)
+		if !ok {
+			t.Errorf("the report has no %s", k)
+			continue
+		}
+		if strings.HasSuffix(k, "_ms") && !strings.Contains(k, ".") {
+			checkLatency(t, got, k)
+		}
+	}
+	st, _ := lookup(v, "stages[]")
+	for _, k := range stageKeys {
+		if got, ok := lookup(st, k); !ok {
+			t.Errorf("stages[0] has no %s", k)
+		} else if strings.HasSuffix(k, "_ms") {
+			checkLatency(t, got, "stages[0]."+k)
+		}
+	}
+	if len(full.Stages) != 2 {
+		t.Errorf("%d stages, want 2", len(full.Stages))
+	}
+	pt, _ := lookup(v, "timeseries[]")
+	for _, k := range pointKeys {
+		if _, ok := lookup(pt, k); !ok {
+			t.Errorf("timeseries[0] has no %s", k)
+		}
+	}
+
+	p := reportJSON(t, simulate(t, plain))
+	for _, k := range reportKeys {
+		_, ok := lookup(p, k)
+		if want := !slices.Contains(optionalKeys, k); ok != want {
+			t.Errorf("plain report: %s present %v, want %v", k, ok, want)
+		}
+	}
+}
+
+// TestReadmeReportTable keeps reportKeys, stageKeys and pointKeys in step
+// with the README's table: every key it lists is checked above.
+func TestReadmeReportTable(t *testing.T) {
+	readme := readFile(t, filepath.Join("..", "README.md"))
+	_, section, ok := strings.Cut(readme, "### The report")
+	if !ok {
+		t.Fatal(`README.md has no "### The report" section`)
+	}
+	tick := regexp.MustCompile("`([^`]+)`")
+	var keys []string
+	for _, line := range strings.Split(section, "\n")[1:] {
+		if strings.HasPrefix(line, "#") {
+			break
+		}
+		cells := strings.Split(line, "|")
+		if len(cells) < 4 || !strings.Contains(cells[1], "`") {
+			continue
+		}
+		var rowKeys []string
+		for _, m := range tick.FindAllStringSubmatch(cells[1], -1) {
+			rowKeys = append(rowKeys, expandBraces(m[1])...)
+		}
+		keys = append(keys, rowKeys...)
+		// Arrays list their elements' keys in the meaning column.
+		if len(rowKeys) == 1 && strings.HasSuffix(rowKeys[0], "[]") {
+			want := map[string][]string{"stages[]": stageKeys, "timeseries[]": pointKeys}[rowKeys[0]]
+			for _, m := range tick.FindAllStringSubmatch(cells[2], -1) {
+				if k := m[1]; !strings.Contains(k, ".") && !slices.Contains(want, k) {
+					t.Errorf("README lists %s.%s; the test does not check it", rowKeys[0], k)
+				}
+			}
+		}
+	}
+	if len(keys) < 20 {
+		t.Fatalf("found %d keys in README's report table: %v", len(keys), keys)
+	}
+	for _, k := range keys {
+		if !slices.Contains(reportKeys, k) {
+			t.Errorf("README lists %s; the test does not check it", k)
+		}
+	}
+	for _, k := range reportKeys {
+		if !slices.Contains(keys, k) {
+			t.Errorf("the test checks %s, which README does not list", k)
+		}
+	}
+}
+
+// expandBraces turns "a.{b, c}" into a.b, a.c.
+func expandBraces(s string) []string {
+	pre, rest, ok := strings.Cut(s, "{")
+	if !ok {
+		return []string{s}
+	}
+	inner, post, _ := strings.Cut(rest, "}")
+	var out []string
+	for _, p := range strings.Split(inner, ",") {
+		out = append(out, pre+strings.TrimSpace(p)+post)
+	}
+	return out
+}
