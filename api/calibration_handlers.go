@@ -311,24 +311,8 @@ func (s *Server) prepareCalibration(p *CalibrateParams) (*calibrationInput, erro
 	if err != nil {
 		return nil, err
 	}
-	if p.Model != "" {
-		run.Model = p.Model
-	}
-	if p.GPU != "" {
-		run.GPU = p.GPU
-	}
-	if p.TP > 0 {
-		run.TP = p.TP
-	}
-	if p.MaxNumSeqs > 0 {
-		run.Engine.MaxNumSeqs = p.MaxNumSeqs
-	}
-	if p.MaxNumBatchedTokens > 0 {
-		run.Engine.MaxNumBatchedTokens = p.MaxNumBatchedTokens
-	}
-	if p.MaxModelLen > 0 {
-		run.Engine.MaxModelLen = p.MaxModelLen
-	}
+	measured.Overrides{Model: p.Model, GPU: p.GPU, TP: p.TP, MaxNumSeqs: p.MaxNumSeqs,
+		MaxNumBatchedTokens: p.MaxNumBatchedTokens, MaxModelLen: p.MaxModelLen}.Apply(run)
 	switch {
 	case run.Model == "":
 		return nil, invalid("model", "is required: %s does not name its model", run.Name)

@@ -280,7 +280,7 @@ func TestCalibrationErrors(t *testing.T) {
 		{"not a benchmark file", "", calibFields, []byte("hello\n"), false, "", 400, "invalid-file", "file", ""},
 		{"bad record", "", with(calibFields, "format", "llmservingsim"), bad, false, "", 400, "invalid-file", "file", "record 4"},
 		{"wrong format", "", with(calibFields, "format", "guidellm"), small, false, "", 400, "invalid-file", "file", "guidellm"},
-		{"mixed clocks", "", calibFields, []byte(strings.Replace(string(small), `"arrival_time"`, `"arrival_tim"`, 1)), false, "", 400, "invalid-request", "file", "send times span"},
+		{"record without a send time", "", calibFields, []byte(strings.Replace(string(small), `"arrival_time"`, `"arrival_tim"`, 1)), false, "", 400, "invalid-file", "file", "field arrival_time: is missing"},
 		{"too few requests", "", calibFields, tooFew, false, "", 422, "too-few-requests", "", "10 completed"},
 		{"infeasible", "", with(calibFields, "model", "llama-3.1-70b", "gpu", "l4"), small, false, "", 422, "infeasible", "", ""},
 		{"too large", "", calibFields, file, false, "", 413, "body-too-large", "", ""},

@@ -40,8 +40,9 @@ type metrics struct {
 	started   bool
 	// time series, one point per simulated second
 	series []TimePoint
-	// tokens produced per second bucket
+	// tokens produced per second bucket (kept for time series and stages)
 	secOut, secIn []int64
+	perSecond     bool
 
 	requestSink func(RequestSample)
 	tokenSink   func(tS, gapMS float64)
@@ -68,6 +69,9 @@ func (m *metrics) sent(t Time) {
 	}
 }
 
+// maxSeriesSeconds bounds the per-second counters (11.6 days).
+const maxSeriesSeconds = 1_000_000
+
 // bucket grows a per-second counter slice to hold second s.
 func bucket(xs []int64, s int) []int64 {
 	for len(xs) <= s {
@@ -76,11 +80,19 @@ func bucket(xs []int64, s int) []int64 {
 	return xs
 }
 
+// countSecond adds n to second s of a per-second counter, when the run
+// keeps them (time series or stages) and s is within the bound.
+func (m *metrics) countSecond(xs *[]int64, s int, n int64) {
+	if !m.perSecond || s >= maxSeriesSeconds {
+		return
+	}
+	*xs = bucket(*xs, s)
+	(*xs)[s] += n
+}
+
 // token records one output token of r at time t (engine clock).
 func (m *metrics) token(r *request, t Time) {
-	s := int(t / nsPerSecond)
-	m.secOut = bucket(m.secOut, s)
-	m.secOut[s]++
+	m.countSecond(&m.secOut, int(t/nsPerSecond), 1)
 	if r.generated == 1 {
 		r.firstToken = t
 		r.lastToken = t
@@ -107,9 +119,7 @@ func (m *metrics) token(r *request, t Time) {
 
 // prompt records n prompt tokens computed at time t.
 func (m *metrics) prompt(n int, t Time) {
-	s := int(t / nsPerSecond)
-	m.secIn = bucket(m.secIn, s)
-	m.secIn[s] += int64(n)
+	m.countSecond(&m.secIn, int(t/nsPerSecond), int64(n))
 }
 
 // finish records a completed request at time t (engine clock).

@@ -14,6 +14,14 @@ import (
 // ErrEventLimit is returned when a run exceeds its event limit.
 var ErrEventLimit = errors.New("simulation exceeded its event limit")
 
+// ErrTooLong is returned when simulated time passes MaxSimulatedSeconds.
+var ErrTooLong = errors.New("simulation exceeded its time span")
+
+// MaxSimulatedSeconds bounds the simulated time of a run (about 116 days):
+// a trace whose timestamps mix clocks, or a near-zero rate, would
+// otherwise run on.
+const MaxSimulatedSeconds = 10_000_000
+
 // Simulator runs one configuration. Use Run.
 type Simulator struct {
 	cfg      *Config
@@ -115,6 +123,7 @@ func newSimulator(cfg *Config) (*Simulator, error) {
 		s.replicas = append(s.replicas, rp)
 	}
 	s.m = newMetrics(len(cfg.Workload.Stages), cfg.Report.StallThresholdMS, s.rtt)
+	s.m.perSecond = cfg.Report.Timeseries || len(cfg.Workload.Stages) > 0
 	d, err := newDriver(s)
 	if err != nil {
 		return nil, err
@@ -138,6 +147,9 @@ func (s *Simulator) loop(ctx context.Context) error {
 	nextProgress := 0.01
 	for s.q.len() > 0 {
 		e := s.q.pop()
+		if e.t > MaxSimulatedSeconds*nsPerSecond {
+			return fmt.Errorf("%w: an event at %.0f s is past %d s (check the trace's timestamps and the rates)", ErrTooLong, float64(e.t)/1e9, MaxSimulatedSeconds)
+		}
 		s.now = e.t
 		s.events++
 		if s.events&4095 == 0 {
@@ -322,7 +334,7 @@ func (s *Simulator) tick(t Time) {
 		p.PromptTokensPerS = float64(s.m.secIn[sec])
 	}
 	s.m.series = append(s.m.series, p)
-	if s.q.len() > 0 {
+	if s.q.len() > 0 && t < maxSeriesSeconds*nsPerSecond {
 		s.push(event{t: t + nsPerSecond, kind: evTick})
 	}
 }

@@ -21,32 +21,11 @@ import (
 	"github.com/headroom-sim/headroom/sim/replay"
 )
 
-// runOverrides fill what an imported run does not record.
+// runOverrides are the flags that fill what an imported run does not
+// record.
 type runOverrides struct {
-	model, gpu, format       string
-	tp                       int
-	maxSeqs, maxBatched, len int
-}
-
-func (o *runOverrides) apply(run *measured.Run) {
-	if o.model != "" {
-		run.Model = o.model
-	}
-	if o.gpu != "" {
-		run.GPU = o.gpu
-	}
-	if o.tp > 0 {
-		run.TP = o.tp
-	}
-	if o.maxSeqs > 0 {
-		run.Engine.MaxNumSeqs = o.maxSeqs
-	}
-	if o.maxBatched > 0 {
-		run.Engine.MaxNumBatchedTokens = o.maxBatched
-	}
-	if o.len > 0 {
-		run.Engine.MaxModelLen = o.len
-	}
+	measured.Overrides
+	format string
 }
 
 func runCalibrate(ctx context.Context, e *env, args []string) error {
@@ -64,12 +43,12 @@ func runCalibrate(ctx context.Context, e *env, args []string) error {
 	fs.Var(&holdouts, "holdout", "measured run to evaluate the fitted profile on (repeatable)")
 	fs.StringVar(&out, "out", "", "write the calibration profile (JSON) here")
 	fs.StringVar(&o.format, "format", "", "result format of --trace/--holdout files (default: detect)")
-	fs.StringVar(&o.model, "model", "", "model, when the result file does not name it")
-	fs.StringVar(&o.gpu, "gpu", "", "GPU, when the result file does not name it")
-	fs.IntVar(&o.tp, "tp", 0, "tensor-parallel degree of the measured server")
-	fs.IntVar(&o.maxSeqs, "max-num-seqs", 0, "engine setting of the measured server")
-	fs.IntVar(&o.maxBatched, "max-num-batched-tokens", 0, "engine setting of the measured server")
-	fs.IntVar(&o.len, "max-model-len", 0, "engine setting of the measured server")
+	fs.StringVar(&o.Model, "model", "", "model, when the result file does not name it")
+	fs.StringVar(&o.GPU, "gpu", "", "GPU, when the result file does not name it")
+	fs.IntVar(&o.TP, "tp", 0, "tensor-parallel degree of the measured server")
+	fs.IntVar(&o.MaxNumSeqs, "max-num-seqs", 0, "engine setting of the measured server")
+	fs.IntVar(&o.MaxNumBatchedTokens, "max-num-batched-tokens", 0, "engine setting of the measured server")
+	fs.IntVar(&o.MaxModelLen, "max-model-len", 0, "engine setting of the measured server")
 	fs.IntVar(&evals, "max-evaluations", 400, "simulations the fit may run")
 	fs.Float64Var(&prior, "prior", 0, "weight of the pull towards the starting coefficients (0: the default)")
 	fs.StringVar(&format, "output", "table", "output format: table|json|markdown")
@@ -223,7 +202,7 @@ func loadMeasured(path string, o *runOverrides) (*measured.Run, calibrate.Source
 		}
 		src.Format = run.Format
 	}
-	o.apply(run)
+	o.Apply(run)
 	if run.Model == "" {
 		return nil, src, fmt.Errorf("the run does not name its model: give --model")
 	}

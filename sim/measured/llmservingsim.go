@@ -53,7 +53,7 @@ type llmsRequest struct {
 	ID         string   `json:"request_id"`
 	InputToks  int      `json:"input_toks"`
 	OutputToks int      `json:"output_toks"`
-	Arrival    float64  `json:"arrival_time"`
+	Arrival    *float64 `json:"arrival_time"`
 	Queued     *float64 `json:"queued_ts"`
 	Scheduled  *float64 `json:"scheduled_ts"`
 	FirstToken *float64 `json:"first_token_ts"`
@@ -152,6 +152,9 @@ func readLLMSRequests(r io.Reader, name string) ([]Request, error) {
 		var q llmsRequest
 		if err := json.Unmarshal([]byte(txt), &q); err != nil {
 			return nil, fmt.Errorf("%s:%d: %w", name, line, err)
+		}
+		if q.Arrival == nil {
+			return nil, fmt.Errorf("%s:%d: field arrival_time: is missing", name, line)
 		}
 		out = append(out, q.request())
 	}

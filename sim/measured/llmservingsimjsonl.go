@@ -23,9 +23,12 @@ func parseLLMServingSimJSONL(p *parser) (*Run, error) {
 		if err := p.unmarshal(line, "", pyJSON(b), &q); err != nil {
 			return err
 		}
+		if q.Arrival == nil {
+			return p.errf(line, "arrival_time", "is missing")
+		}
 		req := q.request()
 		var err error
-		if req.SendS, err = p.instant(line, "arrival_time", q.Arrival); err != nil {
+		if req.SendS, err = p.instant(line, "arrival_time", *q.Arrival); err != nil {
 			return err
 		}
 		if req.InputTokens, err = p.tokenValue(line, "input_toks", float64(q.InputToks)); err != nil {
@@ -55,7 +58,10 @@ func parseLLMServingSimJSONL(p *parser) (*Run, error) {
 
 // request converts one requests.jsonl line (shared by LoadLLMServingSim).
 func (q *llmsRequest) request() Request {
-	req := Request{SendS: q.Arrival, InputTokens: q.InputToks, OutputTokens: q.OutputToks, TTFTS: math.NaN(), E2ES: math.NaN()}
+	req := Request{InputTokens: q.InputToks, OutputTokens: q.OutputToks, TTFTS: math.NaN(), E2ES: math.NaN()}
+	if q.Arrival != nil {
+		req.SendS = *q.Arrival
+	}
 	if q.Queued != nil && q.FirstToken != nil && q.LastToken != nil {
 		req.TTFTS = *q.FirstToken - *q.Queued
 		req.E2ES = *q.LastToken - *q.Queued

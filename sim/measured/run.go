@@ -174,3 +174,36 @@ func (r *Run) SplitByTime(n int) {
 		r.Requests[i].Stage = rank * n / len(order)
 	}
 }
+
+// Overrides supply what a benchmark result does not record (or correct
+// it): the served model, the GPU, the tensor-parallel degree and engine
+// settings. Zero values leave the run's own.
+type Overrides struct {
+	Model, GPU          string
+	TP                  int
+	MaxNumSeqs          int
+	MaxNumBatchedTokens int
+	MaxModelLen         int
+}
+
+// Apply writes the set overrides into r.
+func (o Overrides) Apply(r *Run) {
+	if o.Model != "" {
+		r.Model = o.Model
+	}
+	if o.GPU != "" {
+		r.GPU = o.GPU
+	}
+	if o.TP > 0 {
+		r.TP = o.TP
+	}
+	if o.MaxNumSeqs > 0 {
+		r.Engine.MaxNumSeqs = o.MaxNumSeqs
+	}
+	if o.MaxNumBatchedTokens > 0 {
+		r.Engine.MaxNumBatchedTokens = o.MaxNumBatchedTokens
+	}
+	if o.MaxModelLen > 0 {
+		r.Engine.MaxModelLen = o.MaxModelLen
+	}
+}

@@ -56,8 +56,9 @@ func MaxConcurrency(s Setup, p Profile, prompt, output int, fragmentation float6
 	var sum float64
 	for t := 1; t <= output; {
 		b := BlocksForTokens(m, bs, prompt+t)
-		// next length at which the block count may change
-		next := ((prompt+t)/bs+1)*bs - prompt
+		// the first t whose length starts a new block: the block count of
+		// prompt+t holds until prompt+t passes a multiple of bs
+		next := ceilDiv(prompt+t, bs)*bs + 1 - prompt
 		if next <= t {
 			next = t + 1
 		}

@@ -156,7 +156,6 @@ func meanBlocksBruteForce(m *models.Model, bs, prompt, output int) float64 {
 // the mean is up to one block too low. Fix in concurrency.go:
 // next := ceilDiv(prompt+t, bs)*bs + 1 - prompt.
 func TestMaxConcurrencyMeanBlocksIsExact(t *testing.T) {
-	knownBug(t, "MaxConcurrency's BlocksPerRequestMean run boundaries are off by one token")
 	for _, c := range []struct {
 		name           string
 		prompt, output int

@@ -89,7 +89,7 @@ func Compute(s Setup) (Profile, error) {
 		return p, fmt.Errorf("%w: weights need %.2f GiB per GPU but gpu_memory_utilization %.2f of %.2f GiB leaves %.2f GiB", ErrDoesNotFit,
 			p.WeightsBytes/hardware.GiB, e.GPUMemoryUtilization, p.TotalBytes/hardware.GiB, p.UsableBytes/hardware.GiB)
 	}
-	if p.KVCacheBytes <= 0 {
+	if !(p.KVCacheBytes > 0) { // also catches NaN
 		return p, fmt.Errorf("%w: no memory left for the KV cache (%.2f GiB after weights, activations and non-torch memory)", ErrDoesNotFit, p.KVCacheBytes/hardware.GiB)
 	}
 	p.NumGPUBlocks = int(p.KVCacheBytes / p.BlockBytes)

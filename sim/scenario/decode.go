@@ -59,6 +59,7 @@ func Decode(r io.Reader, name string) (Scenario, error) {
 		return Scenario{}, syntaxError(name, err)
 	}
 	s := base()
+	var paths map[string]int // field path → line, for validation errors
 	if root.Kind != 0 && len(root.Content) > 0 {
 		doc := root.Content[0]
 		if doc.Kind == yaml.ScalarNode && doc.Tag == "!!null" {
@@ -68,7 +69,8 @@ func Decode(r io.Reader, name string) (Scenario, error) {
 				return Scenario{}, &DecodeError{Name: name, Line: doc.Line, Err: errors.New("a scenario must be a mapping of keys to values")}
 			}
 			lines := map[int]string{}
-			if err := checkKeys(doc, reflect.TypeOf(s), "", lines); err != nil {
+			paths = map[string]int{}
+			if err := checkKeys(doc, reflect.TypeOf(s), "", lines, paths); err != nil {
 				var de *DecodeError
 				if errors.As(err, &de) {
 					de.Name = name
@@ -84,7 +86,7 @@ func Decode(r io.Reader, name string) (Scenario, error) {
 	if err := s.Validate(); err != nil {
 		var fe *FieldError
 		if errors.As(err, &fe) {
-			return s, &DecodeError{Name: name, Field: fe.Field, Err: errors.New(fe.Reason)}
+			return s, &DecodeError{Name: name, Line: lineOf(paths, fe.Field), Field: fe.Field, Err: errors.New(fe.Reason)}
 		}
 		return s, &DecodeError{Name: name, Err: err}
 	}
@@ -119,12 +121,37 @@ func typeError(name string, err error, lines map[int]string) error {
 	return de
 }
 
+// lineOf finds the line of a field path, or of its closest parent that
+// the document sets (0 when none).
+func lineOf(paths map[string]int, field string) int {
+	for p := field; p != ""; {
+		if l, ok := paths[p]; ok {
+			return l
+		}
+		i := strings.LastIndexAny(p, ".[")
+		if i < 0 {
+			break
+		}
+		p = p[:i]
+	}
+	return 0
+}
+
 // checkKeys walks a mapping node against the struct type t (by yaml tags)
-// and reports the first unknown or duplicate key with its dotted path. It
-// records the path of each value's line for later type errors.
-func checkKeys(n *yaml.Node, t reflect.Type, path string, lines map[int]string) error {
+// and reports the first unknown or duplicate key, or scalar of the wrong
+// kind, with its dotted path. It records the path of each value's line for
+// later type errors, and each path's line for validation errors.
+func checkKeys(n *yaml.Node, t reflect.Type, path string, lines map[int]string, paths map[string]int) error {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
+	}
+	if path != "" {
+		if _, ok := paths[path]; !ok {
+			paths[path] = n.Line
+		}
+	}
+	if err := checkScalar(n, t, path); err != nil {
+		return err
 	}
 	switch {
 	case t.Kind() == reflect.Struct && n.Kind == yaml.MappingNode:
@@ -143,7 +170,8 @@ func checkKeys(n *yaml.Node, t reflect.Type, path string, lines map[int]string) 
 			seen[k.Value] = true
 			lines[v.Line] = p
 			lines[k.Line] = p
-			if err := checkKeys(v, ft, p, lines); err != nil {
+			paths[p] = k.Line
+			if err := checkKeys(v, ft, p, lines, paths); err != nil {
 				return err
 			}
 		}
@@ -151,7 +179,7 @@ func checkKeys(n *yaml.Node, t reflect.Type, path string, lines map[int]string) 
 		for i, item := range n.Content {
 			p := fmt.Sprintf("%s[%d]", path, i)
 			lines[item.Line] = p
-			if err := checkKeys(item, t.Elem(), p, lines); err != nil {
+			if err := checkKeys(item, t.Elem(), p, lines, paths); err != nil {
 				return err
 			}
 		}
@@ -159,7 +187,8 @@ func checkKeys(n *yaml.Node, t reflect.Type, path string, lines map[int]string) 
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			p := join(path, n.Content[i].Value)
 			lines[n.Content[i+1].Line] = p
-			if err := checkKeys(n.Content[i+1], t.Elem(), p, lines); err != nil {
+			paths[p] = n.Content[i].Line
+			if err := checkKeys(n.Content[i+1], t.Elem(), p, lines, paths); err != nil {
 				return err
 			}
 		}
@@ -167,6 +196,36 @@ func checkKeys(n *yaml.Node, t reflect.Type, path string, lines map[int]string) 
 		return &DecodeError{Line: n.Line, Field: path, Err: errors.New("must be a mapping of keys to values")}
 	}
 	return nil
+}
+
+// checkScalar refuses a scalar the field's kind cannot hold exactly: a
+// fraction or a string in an integer field (the YAML decoder would
+// truncate 2.7 to 2), a string in a number or boolean field. It names the
+// field even when several keys share a line, as in one-line JSON.
+func checkScalar(n *yaml.Node, t reflect.Type, path string) error {
+	if n.Kind != yaml.ScalarNode || n.Tag == "!!null" {
+		return nil
+	}
+	var want string
+	switch t.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		if n.Tag != "!!int" {
+			want = "an integer"
+		}
+	case reflect.Float32, reflect.Float64:
+		if n.Tag != "!!int" && n.Tag != "!!float" {
+			want = "a number"
+		}
+	case reflect.Bool:
+		if n.Tag != "!!bool" {
+			want = "true or false"
+		}
+	}
+	if want == "" {
+		return nil
+	}
+	return &DecodeError{Line: n.Line, Field: path, Err: fmt.Errorf("%q is not %s", n.Value, want)}
 }
 
 func join(path, key string) string {

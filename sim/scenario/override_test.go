@@ -107,7 +107,7 @@ func TestWithOverrideErrors(t *testing.T) {
 		{"a path through a string", scenario.Override{Path: "model.size", Value: 3}, "model", "is not a mapping"},
 		{"a path through a number", scenario.Override{Path: "engine.max_num_seqs.min", Value: 3}, "engine.max_num_seqs", "is not a mapping"},
 		{"a path through a boolean", scenario.Override{Path: "engine.enable_prefix_caching.x", Value: true}, "engine.enable_prefix_caching", "is not a mapping"},
-		{"a value of the wrong type", scenario.Override{Path: "tp", Value: "two"}, "tp", "cannot use"},
+		{"a value of the wrong type", scenario.Override{Path: "tp", Value: "two"}, "tp", "is not an integer"},
 		{"an invalid value", scenario.Override{Path: "tp", Value: 0}, "tp", "not in [1, 1024]"},
 		{"a section replaced by a scalar", scenario.Override{Path: "engine", Value: 5}, "engine", "must be a mapping"},
 	} {

@@ -98,6 +98,13 @@ func (s *Scenario) Resolve(env Env) (*Resolved, error) {
 			return nil, fmt.Errorf("calibration: %w", err)
 		}
 		prof = *p
+		if err := prof.Validate(); err != nil {
+			var fe *FieldError
+			if errors.As(err, &fe) {
+				return nil, &FieldError{Field: "calibration." + fe.Field, Reason: fe.Reason}
+			}
+			return nil, err
+		}
 		setup.ExtraNonTorchBytes = prof.NonTorchAdjustGiB * hardware.GiB
 	}
 	mp, err := memory.Compute(setup)

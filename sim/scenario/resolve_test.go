@@ -258,7 +258,6 @@ func TestResolveFiles(t *testing.T) {
 // -9223372036854775808 blocks fit"). Fix: validate the profile right after
 // loading it, before memory.Compute.
 func TestResolveValidatesTheCalibrationFirst(t *testing.T) {
-	knownBug(t, "Resolve validates a calibration profile after using it")
 	g, _ := builtin(t).GPU("h100-sxm")
 	for _, v := range []float64{math.NaN(), math.Inf(1), 100, -100} {
 		p := steptime.DefaultProfile(g)
