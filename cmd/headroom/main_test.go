@@ -64,6 +64,17 @@ func TestExitCodes(t *testing.T) {
 		{"scenario bad field", []string{"simulate", "--set", "engine.max_num_seqz=3"}, 2, "field engine.max_num_seqz: unknown key"},
 		{"simulate infeasible", []string{"simulate", "--model", "llama-3.1-405b", "--requests", "10"}, 3, "does not fit"},
 		{"catalog show unknown", []string{"catalog", "show", "gpus", "h900"}, 2, "unknown GPU"},
+		{"sweep without axis", []string{"sweep", "--requests", "50"}, 2, "--axis: give at least one"},
+		{"sweep bad output", []string{"sweep", "--output", "xml", "--axis", "tp=1"}, 2, `--output: "xml" is not table, csv, json`},
+		{"sweep unknown axis", []string{"sweep", "--axis", "engine.nope=1", "--requests", "50"}, 2, "axes[0].path: the scenario has no field engine.nope"},
+		{"plan without sla", []string{"plan", "--requests", "50"}, 2, "sla: the scenario needs an sla"},
+		{"plan unknown gpu", []string{"plan", "--set", "sla.ttft_ms.p99=1000", "--gpus", "z9"}, 2, "--gpus: unknown GPU"},
+		{"maxload without sla", []string{"maxload"}, 2, "sla: the scenario needs an sla"},
+		{"curve needs loads", []string{"curve"}, 2, "--rates or --concurrencies"},
+		{"curve bad rate", []string{"curve", "--rates", "1,x"}, 2, `--rates: "x" is not a positive number`},
+		{"compare without b", []string{"compare"}, 2, "--b or --b-set"},
+		{"calibrate without trace", []string{"calibrate"}, 2, "--trace: a measured run is required"},
+		{"validate without runs", []string{"validate"}, 2, "give --run DIR or --runs-from DIR"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			code, _, stderr := runCLI(t, c.args...)
@@ -156,5 +167,38 @@ func TestSimulateDefaultTable(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("table lacks %q:\n%s", want, out)
 		}
+	}
+}
+
+// TestPlanningCommandsJSON runs each planning command on a small scenario
+// and checks the JSON result's shape.
+func TestPlanningCommandsJSON(t *testing.T) {
+	sla := []string{"--set", "sla.ttft_ms.p99=1000", "--set", "sla.tpot_ms.p99=60"}
+	for _, c := range []struct {
+		name string
+		args []string
+		keys []string
+	}{
+		{"maxload", append([]string{"maxload", "--output", "json", "--requests", "200", "--max-probes", "8"}, sla...), []string{"dimension", "max_load", "limiting_metric", "probes"}},
+		{"sweep", []string{"sweep", "--output", "json", "--requests", "100", "--axis", "engine.max_num_seqs=8,64"}, []string{"axes", "columns", "points"}},
+		{"plan", append([]string{"plan", "--output", "json", "--requests", "200", "--gpus", "h100-sxm,l4", "--tps", "1", "--max-replicas", "2", "--no-headroom"}, sla...), []string{"candidates", "target_load", "simulations"}},
+		{"curve", []string{"curve", "--output", "json", "--rates", "1,4", "--step-duration-s", "10"}, []string{"points", "knee"}},
+		{"compare", []string{"compare", "--output", "json", "--requests", "100", "--b-set", "engine.max_num_seqs=8"}, []string{"differences", "metrics", "report_a", "report_b"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			code, out, stderr := runCLI(t, c.args...)
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, stderr)
+			}
+			var v map[string]any
+			if err := json.Unmarshal([]byte(out), &v); err != nil {
+				t.Fatalf("%v:\n%s", err, out)
+			}
+			for _, k := range c.keys {
+				if _, ok := v[k]; !ok {
+					t.Errorf("result lacks %q", k)
+				}
+			}
+		})
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -39,24 +40,36 @@ func (p *planFlags) register(fs *flag.FlagSet, formats string) {
 	fs.StringVar(&p.plotDir, "plot-dir", "", "write SVG plots into this directory")
 }
 
-// setup builds the runner and the base scenario.
-func (p *planFlags) setup(e *env, _ any, formats ...string) (*plan.Runner, scenario.Scenario, error) {
-	ok := false
-	for _, f := range formats {
-		ok = ok || p.format == f
+// parse parses the command's flags (no positional arguments), checks the
+// output format, and builds the runner and the base scenario.
+func (p *planFlags) parse(e *env, fs *flag.FlagSet, args []string, formats ...string) (*plan.Runner, scenario.Scenario, error) {
+	pos, err := parseFlags(fs, args, e.stdout)
+	if err != nil {
+		return nil, scenario.Scenario{}, err
 	}
-	if !ok {
+	if len(pos) > 0 {
+		return nil, scenario.Scenario{}, usagef("unexpected argument %q", pos[0])
+	}
+	if !slices.Contains(formats, p.format) {
 		return nil, scenario.Scenario{}, usagef("--output: %q is not %s", p.format, strings.Join(formats, ", "))
 	}
 	cat, err := loadCatalog(e, p.catalogDir)
 	if err != nil {
 		return nil, scenario.Scenario{}, err
 	}
-	res, sc, err := loadScenarioOnly(e, cat, &p.scenarioFlags)
+	env, sc, err := loadScenarioOnly(e, cat, &p.scenarioFlags)
 	if err != nil {
 		return nil, scenario.Scenario{}, err
 	}
-	return &plan.Runner{Env: res}, *sc, nil
+	return &plan.Runner{Env: env}, *sc, nil
+}
+
+// requireSLA refuses a scenario without an SLA.
+func requireSLA(sc scenario.Scenario) error {
+	if sc.SLA == nil {
+		return usagef("sla: the scenario needs an sla (e.g. --set sla.ttft_ms.p99=1000 --set sla.tpot_ms.p99=150)")
+	}
+	return nil
 }
 
 // progressBar draws a progress bar on w.
@@ -105,19 +118,12 @@ func runSweep(ctx context.Context, e *env, args []string) error {
 	p.register(fs, "table|csv|json")
 	fs.Var(&axes, "axis", "swept field and values: --axis engine.max_num_seqs=32,64,128 (repeatable; values in YAML syntax)")
 	fs.BoolVar(&list, "list", false, "pair the axes' values index by index instead of crossing them")
-	pos, err := parseFlags(fs, args, e.stdout)
+	r, sc, err := p.parse(e, fs, args, "table", "csv", "json")
 	if err != nil {
 		return err
-	}
-	if len(pos) > 0 {
-		return usagef("unexpected argument %q", pos[0])
 	}
 	if len(axes) == 0 {
 		return usagef("--axis: give at least one swept field, e.g. --axis engine.max_num_seqs=32,64,128")
-	}
-	r, sc, err := p.setup(e, fs, "table", "csv", "json")
-	if err != nil {
-		return err
 	}
 	spec := plan.SweepSpec{Scenario: sc, List: list}
 	for _, a := range axes {
@@ -198,19 +204,12 @@ func runPlan(ctx context.Context, e *env, args []string) error {
 	fs.Var(&prices, "price", "override a GPU's price: --price h100-sxm=2.10 (USD per GPU-hour; repeatable)")
 	fs.BoolVar(&noHeadroom, "no-headroom", false, "skip the headroom search of each candidate")
 	fs.StringVar(&pareto, "pareto-metric", "e2e_ms.p99", "latency the Pareto front trades against cost")
-	pos, err := parseFlags(fs, args, e.stdout)
+	r, sc, err := p.parse(e, fs, args, "table", "json")
 	if err != nil {
 		return err
 	}
-	if len(pos) > 0 {
-		return usagef("unexpected argument %q", pos[0])
-	}
-	r, sc, err := p.setup(e, fs, "table", "json")
-	if err != nil {
+	if err := requireSLA(sc); err != nil {
 		return err
-	}
-	if sc.SLA == nil {
-		return usagef("sla: the scenario needs an sla to plan against (e.g. --set sla.ttft_ms.p99=1000 --set sla.tpot_ms.p99=150)")
 	}
 	spec := plan.PlanSpec{Scenario: sc, MaxReplicas: maxReplicas, SkipHeadroom: noHeadroom, ParetoMetric: pareto, PricePerGPUHourUSD: map[string]float64{}}
 	if gpus != "" {
@@ -295,19 +294,12 @@ func runCurve(ctx context.Context, e *env, args []string) error {
 	fs.StringVar(&rates, "rates", "", "staircase of arrival rates, req/s: 1,2,4,8")
 	fs.StringVar(&concs, "concurrencies", "", "staircase of closed-loop concurrencies: 1,4,16,64")
 	fs.Float64Var(&step, "step-duration-s", 60, "seconds per step")
-	pos, err := parseFlags(fs, args, e.stdout)
+	r, sc, err := p.parse(e, fs, args, "table", "json")
 	if err != nil {
 		return err
-	}
-	if len(pos) > 0 {
-		return usagef("unexpected argument %q", pos[0])
 	}
 	if (rates == "") == (concs == "") {
 		return usagef("--rates or --concurrencies: give one of them")
-	}
-	r, sc, err := p.setup(e, fs, "table", "json")
-	if err != nil {
-		return err
 	}
 	spec := plan.CurveSpec{Scenario: sc, StepDurationS: step}
 	if rates != "" {
@@ -355,19 +347,12 @@ func runMaxLoad(ctx context.Context, e *env, args []string) error {
 	p.register(fs, "table|json")
 	fs.IntVar(&maxProbes, "max-probes", 24, "most simulations to run")
 	fs.Float64Var(&tol, "tolerance", 0.02, "relative precision of the answer")
-	pos, err := parseFlags(fs, args, e.stdout)
+	r, sc, err := p.parse(e, fs, args, "table", "json")
 	if err != nil {
 		return err
 	}
-	if len(pos) > 0 {
-		return usagef("unexpected argument %q", pos[0])
-	}
-	r, sc, err := p.setup(e, fs, "table", "json")
-	if err != nil {
+	if err := requireSLA(sc); err != nil {
 		return err
-	}
-	if sc.SLA == nil {
-		return usagef("sla: the scenario needs an sla (e.g. --set sla.ttft_ms.p99=1000)")
 	}
 	res, err := r.MaxLoad(ctx, plan.LoadSpec{Scenario: sc, MaxProbes: maxProbes, Tolerance: tol}, plan.NewProgress(1, progressBar(e.stderr, p.progress, "search")))
 	if err != nil {
@@ -401,19 +386,12 @@ func runCompare(ctx context.Context, e *env, args []string) error {
 	fs.StringVar(&nameA, "name-a", "A", "label of A")
 	fs.StringVar(&nameB, "name-b", "B", "label of B")
 	fs.BoolVar(&keep, "keep-workloads", false, "run each side on its own workload (not a fair comparison)")
-	pos, err := parseFlags(fs, args, e.stdout)
+	r, sa, err := p.parse(e, fs, args, "table", "json")
 	if err != nil {
 		return err
-	}
-	if len(pos) > 0 {
-		return usagef("unexpected argument %q", pos[0])
 	}
 	if b == "" && len(bsets) == 0 {
 		return usagef("--b or --b-set: say what B changes")
-	}
-	r, sa, err := p.setup(e, nil, "table", "json")
-	if err != nil {
-		return err
 	}
 	fb := p.scenarioFlags
 	fb.sets = append(append(setFlags{}, p.sets...), bsets...)

@@ -3,9 +3,11 @@ package plan
 import (
 	"context"
 	"encoding/csv"
+	"errors"
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 
 	"github.com/headroom-sim/headroom/hardware"
 	"github.com/headroom-sim/headroom/sim/scenario"
@@ -93,8 +95,15 @@ func (r *Runner) Sweep(ctx context.Context, spec SweepSpec, progress func(float6
 		return nil, err
 	}
 	res := &SweepResult{}
-	for _, a := range spec.Axes {
+	for i, a := range spec.Axes {
 		res.Axes = append(res.Axes, a.Path)
+		// A path the scenario does not have fails every point: say so once.
+		if _, err := scenario.With(spec.Scenario, scenario.Override{Path: a.Path, Value: a.Values[0]}); err != nil {
+			var de *scenario.DecodeError
+			if errors.As(err, &de) && de.Field == a.Path && strings.Contains(de.Error(), "unknown key") {
+				return nil, &hardware.FieldError{Field: fmt.Sprintf("axes[%d].path", i), Reason: fmt.Sprintf("the scenario has no field %s", a.Path)}
+			}
+		}
 	}
 	ss := make([]scenario.Scenario, len(combos))
 	bad := make([]error, len(combos))
