@@ -167,6 +167,9 @@ func TestInvariantsOnRandomWorkloads(t *testing.T) {
 				t.Fatalf("report counts %d + %d, created %d", rep.Requests.Completed, rep.Requests.Rejected, s.d.created)
 			}
 			for _, rp := range s.replicas {
+				if rp.swapUsed != 0 {
+					t.Fatalf("replica %d ends with %d blocks in swap space", rp.id, rp.swapUsed)
+				}
 				if rp.kv.numFree != rp.kv.total || len(rp.running) != 0 || rp.waiting.len() != 0 {
 					t.Fatalf("replica %d ends with %d/%d free blocks, %d running, %d waiting", rp.id, rp.kv.numFree, rp.kv.total, len(rp.running), rp.waiting.len())
 				}

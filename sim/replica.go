@@ -76,7 +76,7 @@ func (rp *replica) preempt(r *request) {
 	r.preemptions++
 	n := len(r.blocks)
 	if rp.eng.PreemptionMode == engine.PreemptSwap && rp.swapUsed+n <= rp.swapCap && n > 0 {
-		r.swapped = true
+		r.swapped, r.swapBlocks = true, n
 		rp.swapUsed += n
 		rp.swapSec += float64(n) * rp.blockBytes / rp.pcieBytesPerSec
 		rp.kv.release(r)
@@ -172,9 +172,9 @@ func (rp *replica) scheduleV1(now Time) {
 func (rp *replica) admit(r *request, now Time, computed, hitBlocks int) {
 	if r.swapped {
 		// Swap the KV back in over PCIe.
-		rp.swapUsed -= len(r.blocks)
-		rp.swapSec += float64(len(r.blocks)) * rp.blockBytes / rp.pcieBytesPerSec
-		r.swapped = false
+		rp.swapUsed -= r.swapBlocks
+		rp.swapSec += float64(r.swapBlocks) * rp.blockBytes / rp.pcieBytesPerSec
+		r.swapped, r.swapBlocks = false, 0
 	} else if rp.kv.caching {
 		rp.kv.queryTokens += int64(r.numTokens())
 		rp.kv.hitTokens += int64(hitBlocks * rp.kv.bs)

@@ -36,11 +36,12 @@ type request struct {
 	generated int // output tokens produced
 
 	// KV cache
-	blocks  []int32  // block table
-	hashes  []uint64 // chain hashes of the first len(hashes) full blocks
-	hashPos segCursor
-	cached  int  // leading blocks of the table already registered in the prefix cache
-	swapped bool // preempted by swap: its KV sits in CPU memory
+	blocks     []int32  // block table
+	hashes     []uint64 // chain hashes of the first len(hashes) full blocks
+	hashPos    segCursor
+	cached     int  // leading blocks of the table already registered in the prefix cache
+	swapped    bool // preempted by swap: its KV sits in CPU memory
+	swapBlocks int  // blocks it holds in the swap space
 
 	// metrics
 	scheduled   Time // first time scheduled, -1 before
