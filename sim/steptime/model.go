@@ -65,6 +65,10 @@ func (s *Model) gemmEfficiency(m int) float64 {
 	return s.prof.GEMMEfficiency * fm / (fm + s.prof.GEMMHalfTokens)
 }
 
+// customAllReduceMaxBytes is vLLM's custom all-reduce limit (8 MiB);
+// larger messages go through NCCL.
+const customAllReduceMaxBytes = 8 << 20
+
 // WithExpertParallel spreads the routed experts over an expert-parallel
 // group of ep GPUs (ep = tp × data-parallel ranks; 1 = off).
 func (s *Model) WithExpertParallel(ep int) *Model {
@@ -140,7 +144,11 @@ func (s *Model) opTime(k models.OpKind, c models.OpCost, graph bool) float64 {
 		}
 		// Ring all-reduce: each rank sends and receives 2(n-1)/n of the data.
 		ring := 2 * float64(s.tp-1) / float64(s.tp)
-		return float64(c.Count)*p.AllReduceLatencyUS*1e-6 + ring*c.DataBytes/s.linkBW
+		latency := p.AllReduceLatencyUS
+		if p.CustomAllReduceLatencyUS > 0 && c.Count > 0 && c.DataBytes/float64(c.Count) <= customAllReduceMaxBytes {
+			latency = p.CustomAllReduceLatencyUS
+		}
+		return float64(c.Count)*latency*1e-6 + ring*c.DataBytes/s.linkBW
 	}
 	return mem + launch
 }

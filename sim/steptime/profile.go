@@ -49,6 +49,11 @@ type Profile struct {
 	// MoE kernel reaches streaming expert weights; 0 means
 	// BandwidthEfficiency.
 	ExpertBandwidthEfficiency float64 `json:"expert_bandwidth_efficiency,omitempty" yaml:"expert_bandwidth_efficiency,omitempty"`
+	// CustomAllReduceLatencyUS is the latency of vLLM's custom all-reduce
+	// (one-shot over NVLink peer-to-peer), which replaces NCCL for
+	// messages up to 8 MiB on NVLink systems; 0 means NCCL's
+	// AllReduceLatencyUS for every message.
+	CustomAllReduceLatencyUS float64 `json:"custom_all_reduce_latency_us,omitempty" yaml:"custom_all_reduce_latency_us,omitempty"`
 	// GraphKernelOverheadUS and GraphAttentionKernelOverheadUS replace the
 	// two overheads above in steps the engine replays as a CUDA graph (vLLM
 	// captures batches of up to 512 tokens): replay removes the launch gaps
@@ -112,6 +117,7 @@ func (p *Profile) Validate() error {
 		{"kernel_overhead_us", p.KernelOverheadUS},
 		{"attention_kernel_overhead_us", p.AttentionKernelOverheadUS},
 		{"graph_kernel_overhead_us", p.GraphKernelOverheadUS},
+		{"custom_all_reduce_latency_us", p.CustomAllReduceLatencyUS},
 		{"graph_attention_kernel_overhead_us", p.GraphAttentionKernelOverheadUS},
 		{"all_reduce_latency_us", p.AllReduceLatencyUS},
 		{"step_overhead_us", p.StepOverheadUS},
@@ -279,7 +285,13 @@ func DefaultProfile(g *hardware.GPU) Profile {
 	default:
 		p.Source = "default: generic (no measurements)"
 	}
-	if k := g.ScaleUp.Kind; k == "none" || strings.HasPrefix(k, "pcie") {
+	switch k := g.ScaleUp.Kind; {
+	case strings.HasPrefix(k, "nvlink"):
+		// vLLM's custom all-reduce: one kernel that reads the peers'
+		// buffers over NVLink, a few microseconds for decode-sized
+		// messages (NCCL's ~30 µs is what the Vidur profiles measured).
+		p.CustomAllReduceLatencyUS = 8
+	case k == "none" || strings.HasPrefix(k, "pcie"):
 		// No NVLink: NCCL all-reduces cross PCIe (peer-to-peer or through
 		// host memory), where nccl-tests report bus bandwidths of about a
 		// third of the link's one-way rate and tens of microseconds of
