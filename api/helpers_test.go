@@ -1,13 +1,12 @@
 package api
 
 import (
-	"bytes"
 	"encoding/json"
 	"flag"
+	goldenfile "github.com/headroom-sim/headroom/sim/golden"
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -98,21 +97,5 @@ func do(t testing.TB, h http.Handler, method, path, body string) response {
 // golden compares got with testdata/golden/name, rewriting it with -update.
 func golden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	path := filepath.Join("testdata", "golden", name)
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test ./api -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the golden file (go test ./api -run %s -update rewrites it)\ngot:\n%s\nwant:\n%s", name, t.Name(), got, want)
-	}
+	goldenfile.Check(t, filepath.Join("testdata", "golden", name), got, *update)
 }

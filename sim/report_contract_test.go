@@ -1,10 +1,10 @@
 package sim_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"flag"
+	"github.com/headroom-sim/headroom/sim/golden"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -76,23 +76,7 @@ func TestReportGolden(t *testing.T) {
 		t.Fatal(err)
 	}
 	got = append(got, '\n')
-	path := filepath.Join("testdata", "golden", "poisson-300.json")
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test ./sim -run Golden -update)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the golden file (go test ./sim -run Golden -update, then review the diff):\n%s", path, got)
-	}
+	golden.Check(t, filepath.Join("testdata", "golden", "poisson-300.json"), got, *update)
 	checkReportInvariants(t, rep)
 	if rep.Requests.Total != 300 || rep.SLA == nil || rep.GoodputRPS == nil {
 		t.Errorf("requests %+v, sla %v, goodput %v", rep.Requests, rep.SLA, rep.GoodputRPS)

@@ -5,7 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
-	"os"
+	goldenfile "github.com/headroom-sim/headroom/sim/golden"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -24,20 +24,7 @@ func runCLI(t *testing.T, args ...string) (code int, stdout, stderr string) {
 
 func golden(t *testing.T, name, got string) {
 	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update)", err)
-	}
-	if string(want) != got {
-		t.Errorf("%s differs from the golden file (run go test -update and review the diff)\ngot:\n%s", name, got)
-	}
+	goldenfile.Check(t, filepath.Join("testdata", name), []byte(got), *update)
 }
 
 func TestExitCodes(t *testing.T) {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
+	"github.com/headroom-sim/headroom/sim/golden"
 	"math"
 	"os"
 	"path/filepath"
@@ -99,20 +100,7 @@ func TestImportGolden(t *testing.T) {
 			run := importCaseRun(t, c)
 			checkRunInvariants(t, run)
 			got := goldenJSON(t, run)
-			path := filepath.Join("testdata", "golden", c.golden+".json")
-			if *update {
-				if err := os.WriteFile(path, got, 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("%v (run with -update to create)", err)
-			}
-			if !bytes.Equal(got, want) {
-				t.Errorf("%s differs from the import; run go test -run TestImportGolden -update and review the diff\n got: %.2000s", path, got)
-			}
+			golden.Check(t, filepath.Join("testdata", "golden", c.golden+".json"), got, *update)
 		})
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
-	"os"
 	"strings"
 	"testing"
 
@@ -14,16 +13,6 @@ import (
 	"github.com/headroom-sim/headroom/sim/engine"
 	"github.com/headroom-sim/headroom/sim/memory"
 )
-
-// knownBug skips a test that fails because of a bug reported but not yet
-// fixed; HEADROOM_KNOWN_BUGS=1 runs it (and shows the failure). Remove the
-// call with the fix.
-func knownBug(t *testing.T, what string) {
-	t.Helper()
-	if os.Getenv("HEADROOM_KNOWN_BUGS") == "" {
-		t.Skip("known bug (HEADROOM_KNOWN_BUGS=1 runs it): " + what)
-	}
-}
 
 func catalog(t testing.TB) *catalogs.Catalog {
 	t.Helper()

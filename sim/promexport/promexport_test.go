@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
+	"github.com/headroom-sim/headroom/sim/golden"
 	"math"
 	"net"
 	"net/http"
@@ -62,19 +63,7 @@ func write(t *testing.T, rep *sim.Report, c *promexport.Collector, opts promexpo
 func TestWriteGolden(t *testing.T) {
 	rep, c := smallRun()
 	got := write(t, rep, c, promexport.Options{})
-	path := filepath.Join("testdata", "small.om")
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create it)", err)
-	}
-	if got != string(want) {
-		t.Errorf("output differs from %s (run with -update if the change is meant):\n%s", path, got)
-	}
+	golden.Check(t, filepath.Join("testdata", "small.om"), []byte(got), *update)
 	if _, err := parseOpenMetrics(got); err != nil {
 		t.Fatal(err)
 	}

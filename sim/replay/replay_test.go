@@ -1,10 +1,10 @@
 package replay_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"flag"
+	"github.com/headroom-sim/headroom/sim/golden"
 	"io/fs"
 	"math"
 	"os"
@@ -291,23 +291,7 @@ func TestComparisonGolden(t *testing.T) {
 				t.Fatal(err)
 			}
 			got = append(got, '\n')
-			path := filepath.Join("testdata", "golden", c.golden)
-			if *update {
-				if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(path, got, 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("%v (run go test -update)", err)
-			}
-			if !bytes.Equal(got, want) {
-				t.Errorf("%s differs from the golden file (go test ./sim/replay -run Golden -update, then review the diff):\n%s", path, got)
-			}
+			golden.Check(t, filepath.Join("testdata", "golden", c.golden), got, *update)
 		})
 	}
 }

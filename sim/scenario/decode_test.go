@@ -2,7 +2,6 @@ package scenario_test
 
 import (
 	"errors"
-	"os"
 	"reflect"
 	"strconv"
 	"strings"
@@ -13,16 +12,6 @@ import (
 	"github.com/headroom-sim/headroom/sim/scenario"
 	"github.com/headroom-sim/headroom/sim/workload"
 )
-
-// knownBug skips a test that fails because of a bug reported but not yet
-// fixed; HEADROOM_KNOWN_BUGS=1 runs it (and shows the failure). Remove the
-// call with the fix.
-func knownBug(t *testing.T, what string) {
-	t.Helper()
-	if os.Getenv("HEADROOM_KNOWN_BUGS") == "" {
-		t.Skip("known bug (HEADROOM_KNOWN_BUGS=1 runs it): " + what)
-	}
-}
 
 // head is the smallest valid scenario: every test document starts with it
 // (so the first line of its own keys is line 3).

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
+	"github.com/headroom-sim/headroom/sim/golden"
 	"io"
 	"os"
 	"path/filepath"
@@ -82,22 +83,7 @@ func TestParseTraceGolden(t *testing.T) {
 				t.Fatal(err)
 			}
 			got = append(got, '\n')
-			golden := filepath.Join("testdata", "golden", strings.TrimSuffix(fx.file, filepath.Ext(fx.file))+"."+fx.format+".json")
-			if *update {
-				if err := os.MkdirAll(filepath.Dir(golden), 0o755); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(golden, got, 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (run with -update to create it)", err)
-			}
-			if !bytes.Equal(got, want) {
-				t.Errorf("parsed %s differs from %s (run with -update if the change is intended)", fx.file, golden)
-			}
+			golden.Check(t, filepath.Join("testdata", "golden", strings.TrimSuffix(fx.file, filepath.Ext(fx.file))+"."+fx.format+".json"), got, *update)
 		})
 	}
 }
