@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -24,20 +25,25 @@ type planFlags struct {
 }
 
 func (p *planFlags) register(fs *flag.FlagSet, formats string) {
-	fs.StringVar(&p.file, "scenario", "", "scenario file (YAML or JSON); without it the built-in default")
+	p.scenarioFlags.register(fs)
 	fs.StringVar(&p.format, "output", "table", "output format: "+formats)
-	fs.Int64Var(&p.seed, "seed", 0, "workload seed (overrides workload.seed)")
-	fs.StringVar(&p.model, "model", "", "override model")
-	fs.StringVar(&p.gpu, "gpu", "", "override gpu")
-	fs.IntVar(&p.tp, "tp", 0, "override tp")
-	fs.IntVar(&p.replicas, "replicas", 0, "override replicas")
-	fs.IntVar(&p.requests, "requests", 0, "override workload.requests")
-	fs.Float64Var(&p.rate, "rate-rps", 0, "override workload.arrival.rate_rps")
-	fs.Var(&p.sets, "set", "override any scenario field: --set engine.max_num_seqs=128 (repeatable)")
-	fs.StringVar(&p.calibration, "calibration", "", "step-time profile from `headroom calibrate`")
-	fs.StringVar(&p.catalogDir, "catalog-dir", "", "directory of extra catalog entries")
 	fs.BoolVar(&p.progress, "progress", false, "print a progress bar to stderr")
 	fs.StringVar(&p.plotDir, "plot-dir", "", "write SVG plots into this directory")
+}
+
+// emit finishes a planning command: maps its error, writes its charts, and
+// prints the result as JSON or through table.
+func (p *planFlags) emit(e *env, res any, err error, table func(io.Writer) error) error {
+	if err != nil {
+		return scenarioError(err)
+	}
+	if err := writePlots(p, res); err != nil {
+		return err
+	}
+	if p.format == "json" {
+		return writeJSON(e.stdout, res)
+	}
+	return table(e.stdout)
 }
 
 // parse parses the command's flags (no positional arguments), checks the
@@ -142,20 +148,13 @@ func runSweep(ctx context.Context, e *env, args []string) error {
 		spec.Axes = append(spec.Axes, ax)
 	}
 	res, err := r.Sweep(ctx, spec, progressBar(e.stderr, p.progress, "sweep"))
-	if err != nil {
-		return scenarioError(err)
-	}
-	if err := writePlots(&p, res); err != nil {
-		return err
-	}
-	switch p.format {
-	case "json":
-		return writeJSON(e.stdout, res)
-	case "csv":
-		return res.WriteCSV(e.stdout)
-	}
-	writeSweepTable(e.stdout, res)
-	return nil
+	return p.emit(e, res, err, func(w io.Writer) error {
+		if p.format == "csv" {
+			return res.WriteCSV(w)
+		}
+		writeSweepTable(w, res)
+		return nil
+	})
 }
 
 // sweepColumns are the metrics the sweep table shows.
@@ -234,23 +233,16 @@ func runPlan(ctx context.Context, e *env, args []string) error {
 		spec.PricePerGPUHourUSD[g.ID] = f
 	}
 	res, err := r.Plan(ctx, spec, progressBar(e.stderr, p.progress, "plan"))
-	if err != nil {
-		if err == plan.ErrNoCandidates {
-			return &infeasibleError{"no candidate configuration fits the model; see pruned"}
+	if errors.Is(err, plan.ErrNoCandidates) {
+		return &infeasibleError{"no candidate configuration fits the model; see pruned"}
+	}
+	return p.emit(e, res, err, func(w io.Writer) error {
+		writePlanTable(w, res)
+		if len(res.Candidates) == 0 {
+			return &infeasibleError{"no candidate meets the SLA within --max-replicas"}
 		}
-		return scenarioError(err)
-	}
-	if err := writePlots(&p, res); err != nil {
-		return err
-	}
-	if p.format == "json" {
-		return writeJSON(e.stdout, res)
-	}
-	writePlanTable(e.stdout, res)
-	if len(res.Candidates) == 0 {
-		return &infeasibleError{"no candidate meets the SLA within --max-replicas"}
-	}
-	return nil
+		return nil
+	})
 }
 
 func writePlanTable(w io.Writer, res *plan.PlanResult) {
@@ -310,16 +302,14 @@ func runCurve(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	res, err := r.Curve(ctx, spec, progressBar(e.stderr, p.progress, "curve"))
-	if err != nil {
-		return scenarioError(err)
-	}
-	if err := writePlots(&p, res); err != nil {
-		return err
-	}
-	if p.format == "json" {
-		return writeJSON(e.stdout, res)
-	}
-	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+	return p.emit(e, res, err, func(w io.Writer) error {
+		writeCurveTable(w, res)
+		return nil
+	})
+}
+
+func writeCurveTable(w io.Writer, res *plan.CurveResult) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "%s\treq/s\tout tok/s\tTTFT p50\tTTFT p99\tTPOT p50\tTPOT p99\tE2E p99\tsla\tknee\t\n", res.Dimension)
 	for _, pt := range res.Points {
 		sla := "-"
@@ -334,9 +324,8 @@ func runCurve(ctx context.Context, e *env, args []string) error {
 	}
 	tw.Flush()
 	if res.Knee >= 0 {
-		fmt.Fprintf(e.stdout, "\nKnee: %g (%s)\n", res.Points[res.Knee].Load, res.KneeReason)
+		fmt.Fprintf(w, "\nKnee: %g (%s)\n", res.Points[res.Knee].Load, res.KneeReason)
 	}
-	return nil
 }
 
 func runMaxLoad(ctx context.Context, e *env, args []string) error {
@@ -355,23 +344,20 @@ func runMaxLoad(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	res, err := r.MaxLoad(ctx, plan.LoadSpec{Scenario: sc, MaxProbes: maxProbes, Tolerance: tol}, plan.NewProgress(1, progressBar(e.stderr, p.progress, "search")))
-	if err != nil {
-		return scenarioError(err)
-	}
-	if err := writePlots(&p, res); err != nil {
-		return err
-	}
-	if p.format == "json" {
-		return writeJSON(e.stdout, res)
-	}
-	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+	return p.emit(e, res, err, func(w io.Writer) error {
+		writeLoadTable(w, res)
+		return nil
+	})
+}
+
+func writeLoadTable(w io.Writer, res *plan.LoadResult) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "%s\tSLA\tgoodput req/s\treq/s\tout tok/s\tlimiting\t\n", res.Dimension)
 	for _, pr := range res.Probes {
 		fmt.Fprintf(tw, "%.3g\t%s\t%.2f\t%.2f\t%.0f\t%s\t\n", pr.Load, map[bool]string{true: "met", false: "MISSED"}[pr.Met], pr.GoodputRPS, pr.ThroughputRPS, pr.OutputTokensS, pr.Limiting)
 	}
 	tw.Flush()
-	fmt.Fprintf(e.stdout, "\nMax sustainable %s: %.3g (limited by %s); goodput knee at %.3g (%.2f req/s)\n", res.Dimension, res.MaxLoad, res.LimitingMetric, res.Knee.Load, res.Knee.GoodputRPS)
-	return nil
+	fmt.Fprintf(w, "\nMax sustainable %s: %.3g (limited by %s); goodput knee at %.3g (%.2f req/s)\n", res.Dimension, res.MaxLoad, res.LimitingMetric, res.Knee.Load, res.Knee.GoodputRPS)
 }
 
 func runCompare(ctx context.Context, e *env, args []string) error {
@@ -403,17 +389,10 @@ func runCompare(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	res, err := r.Compare(ctx, plan.CompareSpec{A: sa, B: *sb, NameA: nameA, NameB: nameB, KeepWorkloads: keep}, progressBar(e.stderr, p.progress, "compare"))
-	if err != nil {
-		return scenarioError(err)
-	}
-	if err := writePlots(&p, res); err != nil {
-		return err
-	}
-	if p.format == "json" {
-		return writeJSON(e.stdout, res)
-	}
-	writeCompareTable(e.stdout, res)
-	return nil
+	return p.emit(e, res, err, func(w io.Writer) error {
+		writeCompareTable(w, res)
+		return nil
+	})
 }
 
 var compareRows = []string{"throughput.requests_per_s", "throughput.output_tokens_per_s", "ttft_ms.p50", "ttft_ms.p99", "tpot_ms.p50", "tpot_ms.p99", "itl_ms.p99", "e2e_ms.p50", "e2e_ms.p99", "queue_ms.p99", "preemptions", "kv_cache.num_gpu_blocks", "kv_cache.peak_usage_ratio", "fluency.stalls", "goodput_rps"}

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -26,6 +27,22 @@ type setFlags []string
 func (s *setFlags) String() string     { return strings.Join(*s, ",") }
 func (s *setFlags) Set(v string) error { *s = append(*s, v); return nil }
 
+// register adds the scenario flags shared by simulate and the planning
+// commands.
+func (f *scenarioFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&f.file, "scenario", "", "scenario file (YAML or JSON); without it the built-in default runs")
+	fs.Int64Var(&f.seed, "seed", 0, "workload seed (overrides workload.seed)")
+	fs.StringVar(&f.model, "model", "", "override model")
+	fs.StringVar(&f.gpu, "gpu", "", "override gpu")
+	fs.IntVar(&f.tp, "tp", 0, "override tp")
+	fs.IntVar(&f.replicas, "replicas", 0, "override replicas")
+	fs.IntVar(&f.requests, "requests", 0, "override workload.requests")
+	fs.Float64Var(&f.rate, "rate-rps", 0, "override workload.arrival.rate_rps")
+	fs.Var(&f.sets, "set", "override any scenario field: --set engine.max_num_seqs=128 (repeatable)")
+	fs.StringVar(&f.calibration, "calibration", "", "step-time profile from `headroom calibrate` (overrides the scenario's)")
+	fs.StringVar(&f.catalogDir, "catalog-dir", "", "directory of extra catalog entries")
+}
+
 // scenarioFlags are the flags shared by the commands that take a scenario.
 type scenarioFlags struct {
 	file, catalogDir, calibration string
@@ -46,18 +63,8 @@ func runSimulate(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet("simulate")
 	fs.StringVar(&outs.plotDir, "plot-dir", "", "write SVG charts (TTFT/TPOT/ITL/E2E CDFs, KV usage and queues over time) into this directory")
 	fs.StringVar(&outs.metricsOut, "metrics-out", "", "write the run as OpenMetrics text under vLLM's metric names (for Prometheus and vLLM's Grafana dashboards)")
-	fs.StringVar(&f.file, "scenario", "", "scenario file (YAML or JSON); without it the built-in default runs")
+	f.register(fs)
 	fs.StringVar(&format, "output", "table", "output format: table|json")
-	fs.Int64Var(&f.seed, "seed", 0, "workload seed (overrides workload.seed)")
-	fs.StringVar(&f.model, "model", "", "override model")
-	fs.StringVar(&f.gpu, "gpu", "", "override gpu")
-	fs.IntVar(&f.tp, "tp", 0, "override tp")
-	fs.IntVar(&f.replicas, "replicas", 0, "override replicas")
-	fs.IntVar(&f.requests, "requests", 0, "override workload.requests")
-	fs.Float64Var(&f.rate, "rate-rps", 0, "override workload.arrival.rate_rps")
-	fs.Var(&f.sets, "set", "override any scenario field: --set engine.max_num_seqs=128 (repeatable)")
-	fs.StringVar(&f.calibration, "calibration", "", "step-time profile from `headroom calibrate` (overrides the scenario's)")
-	fs.StringVar(&f.catalogDir, "catalog-dir", "", "directory of extra catalog entries")
 	fs.DurationVar(&timeout, "timeout", 0, "stop the simulation after this wall time (0 = none)")
 	fs.Int64Var(&maxEvents, "max-events", 0, "stop the simulation after this many events (0 = default limit)")
 	fs.BoolVar(&progress, "progress", false, "print progress to stderr")

@@ -162,7 +162,7 @@ func (r *Runner) Plan(ctx context.Context, spec PlanSpec, progress func(float64)
 	for _, p := range pairs {
 		s := base
 		s.GPU, s.TP, s.Replicas = p.gpu, p.tp, 1
-		if _, err := s.Resolve(scenario.Env{Catalog: r.Env.Catalog, Open: r.Env.Open, Calibration: r.Env.Calibration}); err != nil {
+		if _, err := s.CheckFits(r.env()); err != nil {
 			var fe *scenario.FieldError
 			if errors.Is(err, memory.ErrDoesNotFit) || errors.As(err, &fe) {
 				res.Pruned = append(res.Pruned, Pruned{GPU: p.gpu, TP: p.tp, Reason: err.Error()})
@@ -273,7 +273,7 @@ func (r *Runner) Plan(ctx context.Context, spec PlanSpec, progress func(float64)
 			if s.Workload.Requests > spec.HeadroomRequests {
 				s.Workload.Requests = spec.HeadroomRequests
 			}
-			lr, err := (&Runner{Env: r.Env, Workers: 1, MaxEvents: r.MaxEvents}).MaxLoad(ctx, LoadSpec{Scenario: s, MaxProbes: 10, Tolerance: 0.05, MinDurationS: spec.HeadroomDurationS}, nil)
+			lr, err := (&Runner{Env: r.env(), Workers: 1, MaxEvents: r.MaxEvents}).MaxLoad(ctx, LoadSpec{Scenario: s, MaxProbes: 10, Tolerance: 0.05, MinDurationS: spec.HeadroomDurationS}, nil)
 			if err != nil || target <= 0 {
 				return
 			}

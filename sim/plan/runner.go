@@ -1,7 +1,9 @@
 package plan
 
 import (
+	"bytes"
 	"context"
+	"io"
 	"runtime"
 	"sync"
 
@@ -16,6 +18,39 @@ type Runner struct {
 	Workers int
 	// MaxEvents bounds each simulation (0 = the simulator's default).
 	MaxEvents int64
+
+	once   sync.Once
+	cached scenario.Env
+}
+
+// env is Env with its opener memoised.
+func (r *Runner) env() scenario.Env {
+	r.once.Do(func() {
+		r.cached = r.Env
+		if open := r.Env.Open; open != nil {
+			files := map[string][]byte{}
+			var mu sync.Mutex
+			r.cached.Open = func(name string) (io.ReadCloser, error) {
+				mu.Lock()
+				defer mu.Unlock()
+				if b, ok := files[name]; ok {
+					return io.NopCloser(bytes.NewReader(b)), nil
+				}
+				rc, err := open(name)
+				if err != nil {
+					return nil, err
+				}
+				defer rc.Close()
+				b, err := io.ReadAll(rc)
+				if err != nil {
+					return nil, err
+				}
+				files[name] = b
+				return io.NopCloser(bytes.NewReader(b)), nil
+			}
+		}
+	})
+	return r.cached
 }
 
 // Outcome is one simulated scenario.
@@ -25,9 +60,11 @@ type Outcome struct {
 	Err      error
 }
 
-// Run simulates one scenario.
+// Run simulates one scenario. Files the scenario references (a trace, an
+// empirical length file) are read once per Runner, however many
+// simulations use them.
 func (r *Runner) Run(ctx context.Context, s scenario.Scenario) Outcome {
-	res, err := s.Resolve(r.Env)
+	res, err := s.Resolve(r.env())
 	if err != nil {
 		return Outcome{Err: err}
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/headroom-sim/headroom/hardware"
 	"github.com/headroom-sim/headroom/models"
 	"github.com/headroom-sim/headroom/sim"
+	"github.com/headroom-sim/headroom/sim/engine"
 	"github.com/headroom-sim/headroom/sim/memory"
 	"github.com/headroom-sim/headroom/sim/steptime"
 	"github.com/headroom-sim/headroom/sim/workload"
@@ -47,7 +48,31 @@ type Resolved struct {
 // replica's KV blocks and reads referenced files. Errors are *FieldError
 // for bad values, wrap catalogs.ErrUnknownGPU/ErrUnknownModel for unknown
 // ids and memory.ErrDoesNotFit when the model cannot be served.
-func (s *Scenario) Resolve(env Env) (*Resolved, error) {
+// serving is a scenario resolved up to its workload: what a model on a
+// GPU with these engine settings is, and whether it fits.
+type serving struct {
+	model *models.Model
+	gpu   *hardware.GPU
+	prec  models.Precision
+	eng   engine.Config
+	ep    int
+	setup memory.Setup
+	mem   memory.Profile
+	prof  steptime.Profile
+}
+
+// CheckFits resolves everything but the workload (no trace or length file
+// is read) and reports whether the configuration can start, as Resolve
+// would: planners prune with it before simulating.
+func (s *Scenario) CheckFits(env Env) (memory.Profile, error) {
+	sv, err := s.resolveServing(env)
+	if err != nil {
+		return memory.Profile{}, err
+	}
+	return sv.mem, nil
+}
+
+func (s *Scenario) resolveServing(env Env) (*serving, error) {
 	if err := s.Validate(); err != nil {
 		return nil, err
 	}
@@ -121,6 +146,15 @@ func (s *Scenario) Resolve(env Env) (*Resolved, error) {
 		}
 		return nil, err
 	}
+	return &serving{model: m, gpu: g, prec: prec, eng: eng, ep: ep, setup: setup, mem: mp, prof: prof}, nil
+}
+
+func (s *Scenario) Resolve(env Env) (*Resolved, error) {
+	sv, err := s.resolveServing(env)
+	if err != nil {
+		return nil, err
+	}
+	m, g, prec, eng, ep, setup, mp, prof := sv.model, sv.gpu, sv.prec, sv.eng, sv.ep, sv.setup, sv.mem, sv.prof
 	w, err := s.resolveWorkload(env)
 	if err != nil {
 		return nil, err
