@@ -20,10 +20,10 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/headroom-sim/headroom/hardware"
-	"github.com/headroom-sim/headroom/sim/calibrate"
-	"github.com/headroom-sim/headroom/sim/measured"
-	"github.com/headroom-sim/headroom/sim/replay"
-	"github.com/headroom-sim/headroom/sim/scenario"
+	"github.com/headroom-sim/headroom/internal/adapter/measured"
+	"github.com/headroom-sim/headroom/internal/study/calibrate"
+	"github.com/headroom-sim/headroom/internal/study/replay"
+	"github.com/headroom-sim/headroom/internal/study/scenario"
 )
 
 // createCalibration godoc

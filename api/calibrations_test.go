@@ -14,7 +14,7 @@ import (
 	"testing"
 
 	"github.com/headroom-sim/headroom/catalogs"
-	"github.com/headroom-sim/headroom/sim/calibrate"
+	"github.com/headroom-sim/headroom/internal/study/calibrate"
 )
 
 // calibFixture is a real LLMServingSim run (see testdata/calibration): 120

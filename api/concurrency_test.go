@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/headroom-sim/headroom/internal/study/scenario"
 	"github.com/headroom-sim/headroom/sim"
-	"github.com/headroom-sim/headroom/sim/scenario"
 )
 
 // TestParallelSimulateIsDeterministic runs many simulations at once and

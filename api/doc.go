@@ -19,16 +19,16 @@
 //   - catalog_handlers.go, run_handlers.go, job_handlers.go,
 //     ops_handlers.go: thin handlers with their swag annotations;
 //     GET /v1/jobs/{id} also answers a result as its SVG chart (Accept:
-//     image/svg+xml, drawn by sim/plot).
+//     image/svg+xml, drawn by internal/adapter/plot).
 //   - jobs.go: the job manager, generic over kinds (a registry of
 //     runners), with a bounded worker pool, a bounded queue and a TTL for
 //     finished jobs.
 //   - planner_jobs.go: the sweep, plan, curve, maxload and compare kinds
-//     over sim/plan: each a params DTO, a check run at submission and a
+//     over internal/study/plan: each a params DTO, a check run at submission and a
 //     runner whose result is the planner's.
 //   - calibration_handlers.go: POST/GET/DELETE /v1/calibrations and the
-//     calibrate kind (a benchmark file imported by sim/measured, fitted by
-//     sim/calibrate); calibrations.go is their store (bbolt, or memory),
+//     calibrate kind (a benchmark file imported by internal/adapter/measured, fitted by
+//     internal/study/calibrate); calibrations.go is their store (bbolt, or memory),
 //     which scenarios' calibration ids resolve through.
 //   - metrics.go: the Prometheus series.
 //

@@ -4,8 +4,8 @@ import (
 	"encoding/json"
 	"time"
 
+	"github.com/headroom-sim/headroom/internal/study/scenario"
 	"github.com/headroom-sim/headroom/models"
-	"github.com/headroom-sim/headroom/sim/scenario"
 )
 
 // Request and response bodies. Their `binding` tags are checked at run time

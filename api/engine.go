@@ -8,10 +8,10 @@ import (
 
 	"github.com/headroom-sim/headroom/catalogs"
 	"github.com/headroom-sim/headroom/hardware"
+	"github.com/headroom-sim/headroom/internal/study/scenario"
 	"github.com/headroom-sim/headroom/models"
 	"github.com/headroom-sim/headroom/sim"
 	"github.com/headroom-sim/headroom/sim/memory"
-	"github.com/headroom-sim/headroom/sim/scenario"
 	"github.com/headroom-sim/headroom/sim/steptime"
 )
 

@@ -3,7 +3,7 @@ package api
 import (
 	"encoding/json"
 	"flag"
-	goldenfile "github.com/headroom-sim/headroom/sim/golden"
+	goldenfile "github.com/headroom-sim/headroom/internal/testkit/golden"
 	"io"
 	"net/http"
 	"net/http/httptest"

@@ -8,7 +8,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/headroom-sim/headroom/sim/plot"
+	"github.com/headroom-sim/headroom/internal/adapter/plot"
 )
 
 // submitJob godoc

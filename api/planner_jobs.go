@@ -11,10 +11,10 @@ import (
 	"strings"
 
 	"github.com/headroom-sim/headroom/catalogs"
+	"github.com/headroom-sim/headroom/internal/study/plan"
+	"github.com/headroom-sim/headroom/internal/study/scenario"
 	"github.com/headroom-sim/headroom/sim"
 	"github.com/headroom-sim/headroom/sim/memory"
-	"github.com/headroom-sim/headroom/sim/plan"
-	"github.com/headroom-sim/headroom/sim/scenario"
 )
 
 // The planner job kinds: sweep, plan, curve, maxload and compare, the

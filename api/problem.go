@@ -11,12 +11,12 @@ import (
 
 	"github.com/headroom-sim/headroom/catalogs"
 	"github.com/headroom-sim/headroom/hardware"
+	"github.com/headroom-sim/headroom/internal/adapter/measured"
+	"github.com/headroom-sim/headroom/internal/study/calibrate"
+	"github.com/headroom-sim/headroom/internal/study/plan"
+	"github.com/headroom-sim/headroom/internal/study/scenario"
 	"github.com/headroom-sim/headroom/sim"
-	"github.com/headroom-sim/headroom/sim/calibrate"
-	"github.com/headroom-sim/headroom/sim/measured"
 	"github.com/headroom-sim/headroom/sim/memory"
-	"github.com/headroom-sim/headroom/sim/plan"
-	"github.com/headroom-sim/headroom/sim/scenario"
 )
 
 // Problem is an RFC 9457 problem details object, served as

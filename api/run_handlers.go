@@ -10,7 +10,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/headroom-sim/headroom/sim/scenario"
+	"github.com/headroom-sim/headroom/internal/study/scenario"
 )
 
 // capacity godoc

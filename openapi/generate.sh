@@ -9,7 +9,7 @@ SWAG_VERSION=v1.16.6
 go run "github.com/swaggo/swag/cmd/swag@${SWAG_VERSION}" init \
   --quiet \
   --generalInfo doc.go \
-  --dir ./api,./sim,./hardware,./models \
+  --dir ./api,./sim,./hardware,./models,./internal \
   --output "$out" \
-  --exclude ./sim/measured,./sim/replay \
+  --exclude ./internal/adapter/measured,./internal/study/replay,./internal/testkit \
   --outputTypes json,yaml

@@ -6,8 +6,8 @@ import (
 	"testing"
 
 	"github.com/headroom-sim/headroom/catalogs"
+	"github.com/headroom-sim/headroom/internal/study/scenario"
 	"github.com/headroom-sim/headroom/sim"
-	"github.com/headroom-sim/headroom/sim/scenario"
 )
 
 // benchConfig is the speed case: Llama-3.1-8B on one H100,

@@ -10,13 +10,16 @@
 // from seeded streams, one per subsystem, and Run takes a context and a
 // limit on events. File and network I/O live in the callers.
 //
-// Reading order: config.go (what a run needs), simulate.go (the event
-// loop), driver.go (clients and arrivals), replica.go and scheduler.go (one
-// engine), kvcache.go (blocks and prefix cache), request.go, metrics.go and
-// report.go (what a run reports).
+// Reading order: config.go (what a run needs), events.go (the event queue),
+// simulate.go (the event loop, routing, step start and end), driver.go
+// (clients and arrivals), replica.go (one engine and its V1/V0 scheduler),
+// kvcache.go and blockindex.go (blocks and prefix cache), request.go,
+// metrics.go, report.go and assemble.go (what a run reports).
 //
-// Sub-packages: engine (settings and vLLM defaults), memory (start-up KV
-// block count), steptime (step-time model), workload (distributions and
-// traces), stats (quantiles and histograms), scenario (the public input
-// schema).
+// Sub-packages, all below this one: engine (settings and vLLM defaults),
+// memory (start-up KV block count), steptime (step-time model), workload
+// (distributions and traces), stats (quantiles and histograms). Everything
+// that builds on the simulator (the scenario schema, replay, calibration,
+// planning) lives in internal/study, and the translators of outside formats
+// in internal/adapter; see internal/doc.go for the whole map.
 package sim

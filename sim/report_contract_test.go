@@ -4,7 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
-	"github.com/headroom-sim/headroom/sim/golden"
+	"github.com/headroom-sim/headroom/internal/testkit/golden"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -14,8 +14,8 @@ import (
 	"testing"
 
 	"github.com/headroom-sim/headroom/catalogs"
+	"github.com/headroom-sim/headroom/internal/study/scenario"
 	"github.com/headroom-sim/headroom/sim"
-	"github.com/headroom-sim/headroom/sim/scenario"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/golden")

@@ -16,9 +16,9 @@ import (
 
 	"github.com/headroom-sim/headroom/catalogs"
 	"github.com/headroom-sim/headroom/hardware"
-	"github.com/headroom-sim/headroom/sim/calibrate"
-	"github.com/headroom-sim/headroom/sim/measured"
-	"github.com/headroom-sim/headroom/sim/replay"
+	"github.com/headroom-sim/headroom/internal/adapter/measured"
+	"github.com/headroom-sim/headroom/internal/study/calibrate"
+	"github.com/headroom-sim/headroom/internal/study/replay"
 )
 
 // runOverrides are the flags that fill what an imported run does not

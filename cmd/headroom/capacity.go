@@ -11,8 +11,8 @@ import (
 
 	"github.com/headroom-sim/headroom/catalogs"
 	"github.com/headroom-sim/headroom/hardware"
+	"github.com/headroom-sim/headroom/internal/study/scenario"
 	"github.com/headroom-sim/headroom/sim/memory"
-	"github.com/headroom-sim/headroom/sim/scenario"
 )
 
 func runCapacity(ctx context.Context, e *env, args []string) error {

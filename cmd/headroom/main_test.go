@@ -5,7 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
-	goldenfile "github.com/headroom-sim/headroom/sim/golden"
+	goldenfile "github.com/headroom-sim/headroom/internal/testkit/golden"
 	"path/filepath"
 	"strings"
 	"testing"

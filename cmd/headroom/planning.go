@@ -12,8 +12,8 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/headroom-sim/headroom/sim/plan"
-	"github.com/headroom-sim/headroom/sim/scenario"
+	"github.com/headroom-sim/headroom/internal/study/plan"
+	"github.com/headroom-sim/headroom/internal/study/scenario"
 )
 
 // planFlags are the scenario flags shared by the planning commands.

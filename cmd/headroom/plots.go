@@ -9,10 +9,10 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/headroom-sim/headroom/internal/adapter/plot"
+	"github.com/headroom-sim/headroom/internal/adapter/promexport"
+	"github.com/headroom-sim/headroom/internal/study/plan"
 	"github.com/headroom-sim/headroom/sim"
-	"github.com/headroom-sim/headroom/sim/plan"
-	"github.com/headroom-sim/headroom/sim/plot"
-	"github.com/headroom-sim/headroom/sim/promexport"
 )
 
 // writePlotFiles renders the charts of a planning result into dir.

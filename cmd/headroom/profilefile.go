@@ -3,7 +3,7 @@ package main
 import (
 	"os"
 
-	"github.com/headroom-sim/headroom/sim/calibrate"
+	"github.com/headroom-sim/headroom/internal/study/calibrate"
 	"github.com/headroom-sim/headroom/sim/steptime"
 )
 

@@ -13,9 +13,9 @@ import (
 	"text/tabwriter"
 
 	"github.com/headroom-sim/headroom/catalogs"
+	"github.com/headroom-sim/headroom/internal/adapter/measured"
+	"github.com/headroom-sim/headroom/internal/study/replay"
 	"github.com/headroom-sim/headroom/sim"
-	"github.com/headroom-sim/headroom/sim/measured"
-	"github.com/headroom-sim/headroom/sim/replay"
 )
 
 func runValidate(ctx context.Context, e *env, args []string) error {

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/headroom-sim/headroom/internal/testkit/refdata"
+
 	"github.com/headroom-sim/headroom/catalogs"
 	"github.com/headroom-sim/headroom/sim/engine"
 	"github.com/headroom-sim/headroom/sim/memory"
@@ -72,7 +74,7 @@ var loggedBlocksRE = regexp.MustCompile(`num_gpu_blocks is: (\d+)`)
 // TestLoggedTableMatchesData re-reads each logged count from the data
 // directory, when it is present, so the table cannot drift from it.
 func TestLoggedTableMatchesData(t *testing.T) {
-	root := filepath.Join("..", "..", "..", "shared", "data", "measured")
+	root := filepath.Join(refdata.Location(), "measured")
 	if _, err := os.Stat(root); err != nil {
 		t.Skip("../shared/data not present")
 	}

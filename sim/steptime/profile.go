@@ -177,7 +177,7 @@ func ridge(g *hardware.GPU) float64 {
 // derivation and error tables are in docs/steptime.md.
 //
 //   - ampere and hopper: the kernel coefficients are fitted (package
-//     sim/steptime/kernels, deterministic) to Vidur's measured
+//     internal/testkit/kernels, deterministic) to Vidur's measured
 //     per-operation times on A100 80GB and H100 SXM
 //     (../shared/data/profiling/vidur/{a100,h100}/*/*/mlp.csv), Vidur's
 //     A100 FlashAttention times (a100-attention-tp2/attention.csv) and
@@ -190,7 +190,7 @@ func ridge(g *hardware.GPU) float64 {
 //
 // The CPU overheads (step, per sequence, per prefill, async overlap) are
 // not kernel coefficients and are the same for every family; serving-run
-// calibration (sim/calibrate) replaces them.
+// calibration (internal/study/calibrate) replaces them.
 func DefaultProfile(g *hardware.GPU) Profile {
 	p := Profile{
 		SchemaVersion:                  ProfileSchemaVersion,

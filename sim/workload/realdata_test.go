@@ -4,11 +4,13 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/headroom-sim/headroom/internal/testkit/refdata"
 )
 
 // sharedData is the workspace's reference data (see shared/data/README.md),
 // present on developer machines and in CI but not part of the project.
-const sharedData = "../../../shared/data"
+var sharedData = refdata.Location()
 
 // The full real traces parse, with the row counts their README gives.
 func TestParseTraceRealFiles(t *testing.T) {

@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
-	"github.com/headroom-sim/headroom/sim/golden"
+	"github.com/headroom-sim/headroom/internal/testkit/golden"
 	"io"
 	"os"
 	"path/filepath"

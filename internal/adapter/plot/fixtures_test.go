@@ -1,0 +1,159 @@
+package plot_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+
+	"github.com/headroom-sim/headroom/catalogs"
+	"github.com/headroom-sim/headroom/internal/adapter/plot"
+	"github.com/headroom-sim/headroom/internal/study/plan"
+	"github.com/headroom-sim/headroom/internal/study/scenario"
+	"github.com/headroom-sim/headroom/sim"
+	"github.com/headroom-sim/headroom/sim/stats"
+)
+
+// run is one small simulation shared by the tests: Llama-3.1-8B on one
+// H100 pushed past its KV cache so the time series has queueing and
+// preemptions to show.
+var run = sync.OnceValues(func() (*runResult, error) {
+	cfg, err := smallConfig()
+	if err != nil {
+		return nil, err
+	}
+	d := plot.NewDistributions()
+	rep, err := sim.Run(context.Background(), cfg, d.Options()...)
+	if err != nil {
+		return nil, err
+	}
+	return &runResult{rep: rep, dists: d}, nil
+})
+
+func smallConfig() (sim.Config, error) {
+	cat, err := catalogs.Builtin()
+	if err != nil {
+		return sim.Config{}, err
+	}
+	s := scenario.Default()
+	s.Workload.Requests = 400
+	s.Workload.Arrival.RateRPS = 25
+	s.Report.Timeseries = true
+	res, err := s.Resolve(scenario.Env{Catalog: cat})
+	if err != nil {
+		return sim.Config{}, err
+	}
+	return res.Config, nil
+}
+
+func mustConfig(t *testing.T) sim.Config {
+	t.Helper()
+	cfg, err := smallConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}
+
+type runResult struct {
+	rep   *sim.Report
+	dists *plot.Distributions
+}
+
+func simRun(t *testing.T) *runResult {
+	t.Helper()
+	r, err := run()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func sum(p50, p99 float64) stats.Summary {
+	return stats.Summary{Mean: p50 * 1.1, P50: p50, P90: (p50 + p99) / 2, P95: p99 * 0.9, P99: p99, P999: p99 * 1.2, Max: p99 * 1.5, Count: 100}
+}
+
+func ptr[T any](v T) *T { return &v }
+
+func curveFixture() *plan.CurveResult {
+	c := &plan.CurveResult{Dimension: plan.DimRate, Knee: 3, KneeReason: "last step within the SLA"}
+	loads := []float64{2, 4, 8, 12, 16, 20}
+	thr := []float64{2, 4, 7.9, 11.8, 13.1, 13.2}
+	ttft := []float64{40, 45, 60, 120, 2500, 15000}
+	tpot := []float64{9, 11, 16, 24, 31, 33}
+	for i, l := range loads {
+		c.Points = append(c.Points, plan.CurvePoint{
+			Load: l, ThroughputRPS: thr[i], OutputTokensPerS: thr[i] * 256, Completed: int(thr[i] * 60),
+			TTFTMS: sum(ttft[i], ttft[i]*3), TPOTMS: sum(tpot[i], tpot[i]*1.4), ITLMS: sum(tpot[i], tpot[i]*2),
+			E2EMS: sum(ttft[i]+255*tpot[i], (ttft[i]+255*tpot[i])*2), SLAMet: ptr(i <= 3), Knee: i == 3,
+		})
+	}
+	return c
+}
+
+func slaFixture() *sim.SLA {
+	return &sim.SLA{TTFTMS: map[string]float64{"p99": 1000}, TPOTMS: map[string]float64{"p50": 25, "p99": 40}}
+}
+
+func sweep2Fixture() *plan.SweepResult {
+	s := &plan.SweepResult{Axes: []string{"engine.max_num_seqs", "workload.arrival.rate_rps"},
+		Columns: []string{"ttft_ms.p99", "e2e_ms.p99", "throughput.output_tokens_per_s"}}
+	for i, seqs := range []any{32, 64, 128, 256} {
+		for j, rate := range []any{5.0, 10.0, 20.0} {
+			pt := plan.SweepPoint{Values: []any{seqs, rate},
+				Metrics: []float64{float64(100*(j+1)) / float64(i+1), float64(3000*(j+1)) / float64(i+1), float64(1000 * (j + 1))}}
+			if i == 0 && j == 2 {
+				pt = plan.SweepPoint{Values: []any{seqs, rate}, Error: "model does not fit"}
+			}
+			s.Points = append(s.Points, pt)
+		}
+	}
+	return s
+}
+
+func sweep1Fixture(numeric bool) *plan.SweepResult {
+	s := &plan.SweepResult{Axes: []string{"gpu"}, Columns: []string{"ttft_ms.p99", "e2e_ms.p99"}}
+	vals := []any{"h100-sxm", "a100-80gb", "l40s"}
+	if numeric {
+		s.Axes = []string{"engine.max_num_seqs"}
+		vals = []any{64, 128, 256, 512}
+	}
+	for i, v := range vals {
+		s.Points = append(s.Points, plan.SweepPoint{Values: []any{v}, Metrics: []float64{float64(200 + 150*i), float64(4000 + 900*i)}})
+	}
+	return s
+}
+
+func planFixture() *plan.PlanResult {
+	r := &plan.PlanResult{Dimension: plan.DimRate, TargetLoad: 20, Simulations: 12}
+	add := func(gpu string, tp, reps int, price, e2e float64, pareto, meets bool) {
+		c := plan.Candidate{Config: plan.Config{GPU: gpu, TP: tp, Replicas: reps}, GPUs: tp * reps, PricePerGPUHourUSD: price,
+			CostPerHourUSD: price * float64(tp*reps), MeetsSLA: meets, E2EP99MS: e2e, ParetoLatencyMS: e2e, TTFTP99MS: e2e / 10,
+			TPOTP99MS: e2e / 300, Pareto: pareto}
+		if meets {
+			r.Candidates = append(r.Candidates, c)
+		} else {
+			r.Missed = append(r.Missed, c)
+		}
+	}
+	add("l40s", 1, 2, 1.0, 9800, true, true)
+	add("a100-80gb", 1, 2, 1.8, 7400, true, true)
+	add("a100-80gb", 2, 1, 1.8, 7900, false, true)
+	add("h100-sxm", 1, 2, 2.5, 6100, true, true)
+	add("h100-sxm", 2, 1, 2.5, 6300, false, true)
+	add("h100-sxm", 2, 2, 2.5, 5000, true, true)
+	add("h100-sxm", 4, 1, 2.5, 5600, false, true)
+	add("l40s", 1, 1, 1.0, 30000, false, false)
+	return r
+}
+
+func loadFixture() *plan.LoadResult {
+	r := &plan.LoadResult{Dimension: plan.DimRate, MaxLoad: 13.75, LimitingMetric: "ttft_ms.p99"}
+	for _, p := range []struct {
+		load, good, thr float64
+		met             bool
+	}{{10, 10, 10, true}, {20, 6, 14, false}, {15, 12.2, 13.9, false}, {12.5, 12.4, 12.5, true}, {13.75, 13.3, 13.7, true}} {
+		r.Probes = append(r.Probes, plan.Probe{Load: p.load, GoodputRPS: p.good, ThroughputRPS: p.thr, Met: p.met})
+	}
+	r.Knee = r.Probes[4]
+	return r
+}

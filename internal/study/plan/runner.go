@@ -1,0 +1,141 @@
+package plan
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"runtime"
+	"sync"
+
+	"github.com/headroom-sim/headroom/internal/study/scenario"
+	"github.com/headroom-sim/headroom/sim"
+)
+
+// Runner resolves and simulates scenarios.
+type Runner struct {
+	Env scenario.Env
+	// Workers bounds parallel simulations (0 = GOMAXPROCS).
+	Workers int
+	// MaxEvents bounds each simulation (0 = the simulator's default).
+	MaxEvents int64
+
+	once   sync.Once
+	cached scenario.Env
+}
+
+// env is Env with its opener memoised.
+func (r *Runner) env() scenario.Env {
+	r.once.Do(func() {
+		r.cached = r.Env
+		if open := r.Env.Open; open != nil {
+			files := map[string][]byte{}
+			var mu sync.Mutex
+			r.cached.Open = func(name string) (io.ReadCloser, error) {
+				mu.Lock()
+				defer mu.Unlock()
+				if b, ok := files[name]; ok {
+					return io.NopCloser(bytes.NewReader(b)), nil
+				}
+				rc, err := open(name)
+				if err != nil {
+					return nil, err
+				}
+				defer rc.Close()
+				b, err := io.ReadAll(rc)
+				if err != nil {
+					return nil, err
+				}
+				files[name] = b
+				return io.NopCloser(bytes.NewReader(b)), nil
+			}
+		}
+	})
+	return r.cached
+}
+
+// Outcome is one simulated scenario.
+type Outcome struct {
+	Report   *sim.Report
+	Resolved *scenario.Resolved
+	Err      error
+}
+
+// Run simulates one scenario. Files the scenario references (a trace, an
+// empirical length file) are read once per Runner, however many
+// simulations use them.
+func (r *Runner) Run(ctx context.Context, s scenario.Scenario) Outcome {
+	res, err := s.Resolve(r.env())
+	if err != nil {
+		return Outcome{Err: err}
+	}
+	res.Config.MaxEvents = r.MaxEvents
+	rep, err := sim.Run(ctx, res.Config)
+	return Outcome{Report: rep, Resolved: res, Err: err}
+}
+
+// RunAll simulates scenarios in parallel; outcome i belongs to scenario i.
+// done, if set, is called after each one (from several goroutines).
+func (r *Runner) RunAll(ctx context.Context, ss []scenario.Scenario, done func()) []Outcome {
+	out := make([]Outcome, len(ss))
+	workers := r.Workers
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	jobs := make(chan int)
+	var wg sync.WaitGroup
+	for range min(workers, len(ss)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range jobs {
+				out[i] = r.Run(ctx, ss[i])
+				if done != nil {
+					done()
+				}
+			}
+		}()
+	}
+	for i := range ss {
+		if ctx.Err() != nil {
+			out[i] = Outcome{Err: ctx.Err()}
+			continue
+		}
+		jobs <- i
+	}
+	close(jobs)
+	wg.Wait()
+	return out
+}
+
+// Progress turns completed-of-total counts into a 0–1 callback.
+type Progress struct {
+	mu    sync.Mutex
+	done  int
+	total int
+	f     func(float64)
+}
+
+// NewProgress reports to f (which may be nil) as steps complete.
+func NewProgress(total int, f func(float64)) *Progress { return &Progress{total: max(total, 1), f: f} }
+
+// Step records one completed step.
+func (p *Progress) Step() {
+	if p == nil || p.f == nil {
+		return
+	}
+	p.mu.Lock()
+	p.done++
+	v := float64(p.done) / float64(p.total)
+	p.mu.Unlock()
+	p.f(min(v, 1))
+}
+
+// Grow adds steps to the total (searches learn theirs as they go).
+func (p *Progress) Grow(n int) {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	p.total += n
+	p.mu.Unlock()
+}

@@ -1,0 +1,154 @@
+package replay
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/headroom-sim/headroom/catalogs"
+	"github.com/headroom-sim/headroom/internal/adapter/measured"
+	"github.com/headroom-sim/headroom/internal/study/scenario"
+	"github.com/headroom-sim/headroom/sim"
+	"github.com/headroom-sim/headroom/sim/steptime"
+	"github.com/headroom-sim/headroom/sim/workload"
+)
+
+// Options adjust a replay.
+type Options struct {
+	// Profile replaces the GPU's default step-time coefficients.
+	Profile *steptime.Profile
+	// UseLoggedBlocks sizes the KV cache with the block count the run
+	// logged instead of the memory model's.
+	UseLoggedBlocks bool
+	// Seed for the (deterministic) simulation.
+	Seed int64
+}
+
+// Scenario returns the scenario a run corresponds to: its model, GPU,
+// parallelism and the engine settings it recorded (vLLM defaults for the
+// rest).
+func Scenario(run *measured.Run) scenario.Scenario {
+	s := scenario.Default()
+	s.Model, s.GPU, s.TP, s.Replicas = run.Model, run.GPU, max(run.TP, 1), max(run.DP, 1)
+	if s.Replicas > 1 {
+		s.Router = sim.RouterLeastOutstanding // vLLM's data-parallel load balancer
+	}
+	s.ExpertParallel = run.ExpertParallel
+	e, m := &s.Engine, &run.Engine
+	if m.MaxNumSeqs > 0 {
+		e.MaxNumSeqs = m.MaxNumSeqs
+	}
+	if m.MaxNumBatchedTokens > 0 {
+		e.MaxNumBatchedTokens = m.MaxNumBatchedTokens
+	}
+	if m.MaxModelLen > 0 {
+		e.MaxModelLen = m.MaxModelLen
+	}
+	if m.BlockSize > 0 {
+		e.BlockSize = m.BlockSize
+	}
+	if m.GPUMemoryUtilization > 0 {
+		e.GPUMemoryUtilization = m.GPUMemoryUtilization
+	}
+	if m.EnablePrefixCaching != nil {
+		e.EnablePrefixCaching = *m.EnablePrefixCaching
+	}
+	if m.EnableChunkedPrefill != nil {
+		e.EnableChunkedPrefill = *m.EnableChunkedPrefill
+	}
+	switch {
+	case m.AsyncScheduling != nil:
+		e.AsyncScheduling = *m.AsyncScheduling
+	case olderThan(run.EngineVersion, 0, 12):
+		e.AsyncScheduling = false // off by default before vLLM 0.12
+	}
+	if m.KVCacheDType != "" {
+		s.KVCacheDType = m.KVCacheDType
+	}
+	switch m.DType {
+	case "bfloat16", "bf16":
+		s.WeightsDType = "bf16"
+	case "float16", "fp16", "half":
+		s.WeightsDType = "fp16"
+	}
+	return s
+}
+
+// olderThan reports whether a "major.minor.patch" version is older than
+// major.minor; unknown versions are not.
+func olderThan(v string, major, minor int) bool {
+	var a, b int
+	if _, err := fmt.Sscanf(strings.TrimPrefix(v, "v"), "%d.%d", &a, &b); err != nil {
+		return false
+	}
+	return a < major || (a == major && b < minor)
+}
+
+// Config builds the simulation of run.
+func Config(run *measured.Run, cat *catalogs.Catalog, opt Options) (*scenario.Resolved, error) {
+	s := Scenario(run)
+	res, err := s.Resolve(scenario.Env{Catalog: cat})
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", run.Name, err)
+	}
+	cfg := &res.Config
+	if opt.Profile != nil {
+		cfg.Profile = *opt.Profile
+	}
+	if opt.UseLoggedBlocks && run.LoggedBlocks > 0 {
+		cfg.NumGPUBlocks = run.LoggedBlocks
+	}
+	recs := make([]workload.TraceRecord, 0, len(run.Requests))
+	for _, q := range run.Requests {
+		if q.Error != "" || q.InputTokens < 1 || q.OutputTokens < 1 {
+			continue
+		}
+		recs = append(recs, workload.TraceRecord{ArrivalS: q.SendS, InputTokens: q.InputTokens, OutputTokens: q.OutputTokens, HashIDs: q.HashIDs, Stage: q.Stage})
+	}
+	cfg.Seed = uint64(max(opt.Seed, 1))
+	if len(recs) == 0 {
+		w, err := aggregateWorkload(run)
+		if err != nil {
+			return nil, err
+		}
+		cfg.Workload = w
+		return res, nil
+	}
+	cfg.Workload = sim.Workload{Trace: recs, TraceHashTokens: run.HashTokens}
+	return res, nil
+}
+
+// aggregateWorkload rebuilds the load of a run that only has a summary:
+// its request count at its stated rate (Poisson) or concurrency (closed
+// loop; unstated = as many users as requests), with every request at the
+// mean input and output lengths.
+func aggregateWorkload(run *measured.Run) (sim.Workload, error) {
+	a := run.Aggregate
+	if a == nil {
+		return sim.Workload{}, fmt.Errorf("%s: no completed requests to replay", run.Name)
+	}
+	if a.MeanInputTokens < 1 || a.MeanOutputTokens < 1 {
+		return sim.Workload{}, fmt.Errorf("%s: the summary gives no mean input and output lengths to rebuild its load from", run.Name)
+	}
+	n := a.Completed
+	if n < 1 {
+		n = 200
+	}
+	in, err := workload.NewLengthSampler(workload.LengthSpec{Type: workload.LengthFixed, Value: int(a.MeanInputTokens + 0.5)}, "input", nil)
+	if err != nil {
+		return sim.Workload{}, err
+	}
+	out, err := workload.NewLengthSampler(workload.LengthSpec{Type: workload.LengthFixed, Value: int(a.MeanOutputTokens + 0.5)}, "output", nil)
+	if err != nil {
+		return sim.Workload{}, err
+	}
+	w := sim.Workload{Requests: n, Input: in, Output: out}
+	switch {
+	case a.RateRPS > 0:
+		w.Arrival = workload.ArrivalSpec{Type: workload.ArrivalPoisson, RateRPS: a.RateRPS}
+	case a.Concurrency > 0:
+		w.Arrival = workload.ArrivalSpec{Type: workload.ArrivalClosedLoop, Concurrency: a.Concurrency}
+	default:
+		w.Arrival = workload.ArrivalSpec{Type: workload.ArrivalClosedLoop, Concurrency: n}
+	}
+	return w, nil
+}

@@ -1,0 +1,299 @@
+package replay_test
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"io/fs"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/headroom-sim/headroom/internal/testkit/golden"
+	"github.com/headroom-sim/headroom/internal/testkit/refdata"
+
+	"github.com/headroom-sim/headroom/catalogs"
+	"github.com/headroom-sim/headroom/internal/adapter/measured"
+	"github.com/headroom-sim/headroom/internal/study/replay"
+	"github.com/headroom-sim/headroom/sim"
+	"github.com/headroom-sim/headroom/sim/workload"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files under testdata/golden")
+
+// sharedData is the reference data beside the project (absent in a bare
+// checkout: those tests skip).
+var sharedData = refdata.Location() + "/measured"
+
+func builtin(t *testing.T) *catalogs.Catalog {
+	t.Helper()
+	cat, err := catalogs.Builtin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cat
+}
+
+// loadRun loads a run directory of the reference data with loader,
+// skipping the test when it is absent.
+func loadRun(t *testing.T, dir string, loader func(fs.FS, string) (*measured.Run, error)) *measured.Run {
+	t.Helper()
+	if _, err := os.Stat(filepath.Join(sharedData, dir)); err != nil {
+		t.Skipf("reference data not present: %s", dir)
+	}
+	run, err := loader(os.DirFS(sharedData), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return run
+}
+
+func boolp(b bool) *bool { return &b }
+
+// TestScenario maps what a run recorded onto a scenario.
+func TestScenario(t *testing.T) {
+	base := func(edit func(*measured.Run)) *measured.Run {
+		r := &measured.Run{Name: "r", Model: "llama-3.1-8b", GPU: "h100-sxm", TP: 1, DP: 1}
+		edit(r)
+		return r
+	}
+	for _, c := range []struct {
+		name      string
+		run       *measured.Run
+		replicas  int
+		router    string
+		async     bool
+		ep        bool
+		weights   string
+		kv        string
+		seqs, mbt int
+	}{
+		{"defaults", base(func(*measured.Run) {}), 1, sim.RouterRoundRobin, true, false, "", "auto", 0, 0},
+		{"vLLM 0.11 schedules synchronously", base(func(r *measured.Run) { r.EngineVersion = "0.11.0" }), 1, sim.RouterRoundRobin, false, false, "", "auto", 0, 0},
+		{"vLLM v0.10.2 too", base(func(r *measured.Run) { r.EngineVersion = "v0.10.2" }), 1, sim.RouterRoundRobin, false, false, "", "auto", 0, 0},
+		{"vLLM 0.12 schedules asynchronously", base(func(r *measured.Run) { r.EngineVersion = "0.12.0" }), 1, sim.RouterRoundRobin, true, false, "", "auto", 0, 0},
+		{"vLLM 1.0", base(func(r *measured.Run) { r.EngineVersion = "1.0.0" }), 1, sim.RouterRoundRobin, true, false, "", "auto", 0, 0},
+		{"an unparsable version keeps the default", base(func(r *measured.Run) { r.EngineVersion = "main" }), 1, sim.RouterRoundRobin, true, false, "", "auto", 0, 0},
+		{"a recorded setting beats the version", base(func(r *measured.Run) {
+			r.EngineVersion, r.Engine.AsyncScheduling = "0.11.0", boolp(true)
+		}), 1, sim.RouterRoundRobin, true, false, "", "auto", 0, 0},
+		{"data parallelism: replicas behind vLLM's balancer", base(func(r *measured.Run) { r.DP = 2 }), 2, sim.RouterLeastOutstanding, true, false, "", "auto", 0, 0},
+		{"expert parallelism", base(func(r *measured.Run) { r.Model, r.DP, r.ExpertParallel = "qwen3-30b-a3b", 2, true }), 2, sim.RouterLeastOutstanding, true, true, "", "auto", 0, 0},
+		{"dtypes", base(func(r *measured.Run) { r.Engine.DType, r.Engine.KVCacheDType = "float16", "fp8" }), 1, sim.RouterRoundRobin, true, false, "fp16", "fp8", 0, 0},
+		{"bfloat16", base(func(r *measured.Run) { r.Engine.DType = "bfloat16" }), 1, sim.RouterRoundRobin, true, false, "bf16", "auto", 0, 0},
+		{"batch limits", base(func(r *measured.Run) { r.Engine.MaxNumSeqs, r.Engine.MaxNumBatchedTokens = 32, 64 }), 1, sim.RouterRoundRobin, true, false, "", "auto", 32, 64},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := replay.Scenario(c.run)
+			if s.Model != c.run.Model || s.GPU != c.run.GPU || s.TP != c.run.TP {
+				t.Errorf("model %s gpu %s tp %d", s.Model, s.GPU, s.TP)
+			}
+			if s.Replicas != c.replicas || s.Router != c.router || s.Engine.AsyncScheduling != c.async || s.ExpertParallel != c.ep {
+				t.Errorf("replicas %d router %s async %v ep %v; want %d %s %v %v", s.Replicas, s.Router, s.Engine.AsyncScheduling, s.ExpertParallel, c.replicas, c.router, c.async, c.ep)
+			}
+			if s.WeightsDType != c.weights || s.KVCacheDType != c.kv || s.Engine.MaxNumSeqs != c.seqs || s.Engine.MaxNumBatchedTokens != c.mbt {
+				t.Errorf("weights %q kv %q seqs %d mbt %d", s.WeightsDType, s.KVCacheDType, s.Engine.MaxNumSeqs, s.Engine.MaxNumBatchedTokens)
+			}
+			if err := s.Validate(); err != nil {
+				t.Errorf("invalid scenario: %v", err)
+			}
+		})
+	}
+}
+
+func TestScenarioFromRunDirectories(t *testing.T) {
+	t.Run("inference-sim, vLLM 0.11", func(t *testing.T) {
+		run := loadRun(t, "inference-sim-eval-ground-truth/jan20-codellama-prefill-1", loadInferenceSim)
+		s := replay.Scenario(run)
+		e := s.Engine
+		if e.AsyncScheduling || e.MaxNumSeqs != 32 || e.MaxNumBatchedTokens != 64 || e.MaxModelLen != 8192 || !e.EnablePrefixCaching || !e.EnableChunkedPrefill || s.WeightsDType != "bf16" {
+			t.Errorf("scenario engine %+v weights %q", e, s.WeightsDType)
+		}
+	})
+	t.Run("llmservingsim, expert parallel over 2 replicas", func(t *testing.T) {
+		run := loadRun(t, "llmservingsim/RTXPRO6000_Qwen3-30B-A3B-Instruct-2507", loadLLMServingSim)
+		s := replay.Scenario(run)
+		if !s.ExpertParallel || s.Replicas != 2 || s.Router != sim.RouterLeastOutstanding || !s.Engine.AsyncScheduling {
+			t.Errorf("ep %v replicas %d router %s async %v", s.ExpertParallel, s.Replicas, s.Router, s.Engine.AsyncScheduling)
+		}
+		res, err := replay.Config(run, builtin(t), replay.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Config.EP != 2 || res.Config.Replicas != 2 {
+			t.Errorf("config ep %d replicas %d", res.Config.EP, res.Config.Replicas)
+		}
+	})
+	t.Run("llmservingsim, logged engine settings", func(t *testing.T) {
+		run := loadRun(t, "llmservingsim/RTX4090_Llama-3.1-8B", loadLLMServingSim)
+		res, err := replay.Config(run, builtin(t), replay.Options{UseLoggedBlocks: true, Seed: 3})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := res.Config
+		if c.GPU.ID != "rtx-4090" || c.Engine.MaxNumSeqs != 256 || c.Engine.MaxNumBatchedTokens != 2048 || c.Engine.MaxModelLen != 32768 || c.Engine.BlockSize != 16 {
+			t.Errorf("gpu %s engine %+v", c.GPU.ID, c.Engine)
+		}
+		if c.NumGPUBlocks != 2588 || c.Seed != 3 || len(c.Workload.Trace) != 300 || c.Workload.TraceHashTokens != 16 {
+			t.Errorf("%d blocks, seed %d, %d trace records, %d hash tokens", c.NumGPUBlocks, c.Seed, len(c.Workload.Trace), c.Workload.TraceHashTokens)
+		}
+	})
+}
+
+var (
+	loadLLMServingSim = measured.LoadLLMServingSim
+	loadInferenceSim  = measured.LoadInferenceSim
+)
+
+// TestConfigWorkload: the trace is the run's completed requests, with
+// their send times, lengths, prefix ids and stages.
+func TestConfigWorkload(t *testing.T) {
+	cat := builtin(t)
+	run := &measured.Run{Name: "r", Model: "llama-3.1-8b", GPU: "h100-sxm", TP: 1, DP: 1, HashTokens: 64, LoggedBlocks: 5000,
+		Requests: []measured.Request{
+			{SendS: 0, InputTokens: 100, OutputTokens: 10, TTFTS: 0.1, E2ES: 0.5, HashIDs: []int64{1}, Stage: 0},
+			{SendS: 0.5, InputTokens: 100, OutputTokens: 10, Error: "timeout"},
+			{SendS: 0.7, InputTokens: 0, OutputTokens: 10},
+			{SendS: 1, InputTokens: 200, OutputTokens: 20, TTFTS: 0.1, E2ES: 0.9, Stage: 1},
+		}}
+	res, err := replay.Config(run, cat, replay.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []workload.TraceRecord{
+		{ArrivalS: 0, InputTokens: 100, OutputTokens: 10, HashIDs: []int64{1}, Stage: 0},
+		{ArrivalS: 1, InputTokens: 200, OutputTokens: 20, Stage: 1},
+	}
+	w := res.Config.Workload
+	if len(w.Trace) != len(want) || w.TraceHashTokens != 64 || res.Config.Seed != 1 {
+		t.Fatalf("workload %+v, seed %d", w, res.Config.Seed)
+	}
+	for i := range want {
+		g := w.Trace[i]
+		if g.ArrivalS != want[i].ArrivalS || g.InputTokens != want[i].InputTokens || g.OutputTokens != want[i].OutputTokens || !slices.Equal(g.HashIDs, want[i].HashIDs) || g.Stage != want[i].Stage {
+			t.Errorf("record %d: %+v, want %+v", i, g, want[i])
+		}
+	}
+	if res.Config.NumGPUBlocks == 5000 {
+		t.Error("the logged block count was used without UseLoggedBlocks")
+	}
+
+	t.Run("a summary alone", func(t *testing.T) {
+		agg := &measured.Run{Name: "agg", Model: "llama-3.1-8b", GPU: "h100-sxm", TP: 1, DP: 1,
+			Aggregate: &measured.Aggregate{Completed: 50, RateRPS: 4, MeanInputTokens: 300.4, MeanOutputTokens: 99.5}}
+		res, err := replay.Config(agg, cat, replay.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		w := res.Config.Workload
+		if w.Trace != nil || w.Requests != 50 || w.Arrival != (workload.ArrivalSpec{Type: workload.ArrivalPoisson, RateRPS: 4}) || w.Input == nil || w.Output == nil {
+			t.Errorf("workload %+v", w)
+		}
+		agg.Aggregate.RateRPS, agg.Aggregate.Concurrency = 0, 8
+		res, _ = replay.Config(agg, cat, replay.Options{})
+		if a := res.Config.Workload.Arrival; a != (workload.ArrivalSpec{Type: workload.ArrivalClosedLoop, Concurrency: 8}) {
+			t.Errorf("arrival %+v, want a closed loop of 8", a)
+		}
+		agg.Aggregate.Concurrency = 0
+		res, _ = replay.Config(agg, cat, replay.Options{})
+		if a := res.Config.Workload.Arrival; a != (workload.ArrivalSpec{Type: workload.ArrivalClosedLoop, Concurrency: 50}) {
+			t.Errorf("arrival %+v, want one user per request", a)
+		}
+	})
+	for _, c := range []struct {
+		name  string
+		run   *measured.Run
+		inErr string
+	}{
+		{"nothing to replay", &measured.Run{Name: "empty", Model: "llama-3.1-8b", GPU: "h100-sxm", TP: 1, DP: 1}, "empty: no completed requests"},
+		{"a summary without lengths", &measured.Run{Name: "nolen", Model: "llama-3.1-8b", GPU: "h100-sxm", TP: 1, DP: 1, Aggregate: &measured.Aggregate{Completed: 5}}, "no mean input and output lengths"},
+		{"an unknown model", &measured.Run{Name: "x", Model: "gpt-9", GPU: "h100-sxm", TP: 1, DP: 1}, "x: model: unknown model"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if _, err := replay.Config(c.run, cat, replay.Options{}); err == nil || !strings.Contains(err.Error(), c.inErr) {
+				t.Errorf("error %v, want %q", err, c.inErr)
+			}
+		})
+	}
+}
+
+// replayed simulates a run and compares it with the measurement.
+func replayed(t *testing.T, run *measured.Run) replay.Comparison {
+	t.Helper()
+	res, err := replay.Config(run, builtin(t), replay.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := sim.Run(context.Background(), res.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return replay.Compare(run, res, rep)
+}
+
+// TestCompareMetrics: every latency quantile and both throughputs, with
+// the error computed from the two sides.
+func TestCompareMetrics(t *testing.T) {
+	run := loadRun(t, "llmservingsim/RTX4090_Llama-3.1-8B", loadLLMServingSim)
+	c := replayed(t, run)
+	var want []string
+	for _, m := range []string{"ttft_ms", "tpot_ms", "e2e_ms"} {
+		for _, q := range []string{"mean", "p50", "p90", "p99"} {
+			want = append(want, m+"."+q)
+		}
+	}
+	want = append(want, "throughput.requests_per_s", "throughput.output_tokens_per_s")
+	var names []string
+	for _, m := range c.Metrics {
+		names = append(names, m.Name)
+		if !(m.Measured > 0 && m.Predicted > 0) {
+			t.Errorf("%s: measured %v, predicted %v", m.Name, m.Measured, m.Predicted)
+		}
+		if e := (m.Predicted - m.Measured) / m.Measured * 100; math.Abs(e-m.ErrorPct) > 1e-9 {
+			t.Errorf("%s: error %v%%, want %v%%", m.Name, m.ErrorPct, e)
+		}
+		if got, ok := c.Get(m.Name); !ok || got != m {
+			t.Errorf("Get(%s) = %+v, %v", m.Name, got, ok)
+		}
+	}
+	if !slices.Equal(names, want) {
+		t.Errorf("metrics %v, want %v", names, want)
+	}
+	if _, ok := c.Get("itl_ms.p50"); ok {
+		t.Error("Get found a metric that is not compared")
+	}
+	if c.Requests != 300 || c.LoggedBlocks != 2588 || c.PredictedBlocks < 1 || c.Model != "llama-3.1-8b" || c.GPU != "rtx-4090" || c.EngineVersion != "0.19.0" {
+		t.Errorf("comparison header %+v", c)
+	}
+}
+
+// TestComparisonGolden pins the measured-versus-predicted comparison of
+// two reference runs, so that accuracy changes show up in review as a
+// diff of testdata/golden/*.json.
+//
+// The golden files change whenever the simulator's predictions do — a new
+// step-time default, a memory-model constant, a scheduler fix. That is
+// intended: rerun with -update and review the error_pct columns in the
+// diff (better or worse, and by how much) before committing.
+func TestComparisonGolden(t *testing.T) {
+	for _, c := range []struct {
+		golden string
+		dir    string
+		loader func(fs.FS, string) (*measured.Run, error)
+	}{
+		{"rtx4090-llama-3.1-8b.json", "llmservingsim/RTX4090_Llama-3.1-8B", loadLLMServingSim},
+		{"jan20-codellama-prefill-1.json", "inference-sim-eval-ground-truth/jan20-codellama-prefill-1", loadInferenceSim},
+	} {
+		t.Run(c.golden, func(t *testing.T) {
+			got, err := json.MarshalIndent(replayed(t, loadRun(t, c.dir, c.loader)), "", "  ")
+			if err != nil {
+				t.Fatal(err)
+			}
+			got = append(got, '\n')
+			golden.Check(t, filepath.Join("testdata", "golden", c.golden), got, *update)
+		})
+	}
+}
