@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -110,7 +111,7 @@ func TestCalibrations(t *testing.T) {
 	}
 	// The answer is a calibration file the CLI reads.
 	got, err := calibrate.Read(bytes.NewReader(r.body), "answer")
-	if err != nil || got.ID != f.ID || got.Profile != f.Profile {
+	if err != nil || got.ID != f.ID || !reflect.DeepEqual(got.Profile, f.Profile) {
 		t.Errorf("GET answer: %v, %+v", err, got)
 	}
 
@@ -350,7 +351,7 @@ func TestCalibrationStorePersists(t *testing.T) {
 	}
 	var got calibrate.File
 	r.json(t, &got)
-	if got.Profile != f.Profile || got.ID != f.ID {
+	if !reflect.DeepEqual(got.Profile, f.Profile) || got.ID != f.ID {
 		t.Errorf("stored %+v, read back %+v", f.Profile, got.Profile)
 	}
 	var l CalibrationList

@@ -96,6 +96,10 @@ type Batch struct {
 	// Sampled is the number of sequences whose logits are computed: every
 	// decode and every prefill chunk that completes its prompt.
 	Sampled int
+	// GroupTokens is the token rows every MoE layer runs this step across
+	// the expert-parallel group, when data-parallel ranks step together
+	// (0: this rank's Tokens times the ranks).
+	GroupTokens int
 }
 
 // Tokens is the number of token rows the step runs through the model.

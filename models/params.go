@@ -110,7 +110,50 @@ type Precision struct {
 	KV hardware.DType `json:"kv_cache"`
 	// Activations is the compute dtype (the checkpoint's torch_dtype).
 	Activations hardware.DType `json:"activations"`
+	// FP8Blocks says fp8 weights carry one scale per 128×128 block with
+	// per-token-group activation scales (DeepSeek, Qwen3 and MiniMax FP8
+	// checkpoints), which run different kernels than per-tensor fp8.
+	FP8Blocks bool `json:"fp8_blocks,omitempty"`
 }
+
+// Kernel formats of the linear layers, as the measured kernel tables name
+// them (sim/steptime.Format*).
+const (
+	FormatBF16     = "bf16"
+	FormatFP8      = "fp8"
+	FormatFP8Block = "fp8_block"
+	FormatNVFP4    = "nvfp4"
+	FormatINT4     = "int4_wo"
+	FormatMXFP4    = "mxfp4"
+	FormatINT8     = "int8"
+)
+
+// KernelFormat is the GEMM kernel format of weights stored in dt.
+func (p Precision) KernelFormat(dt hardware.DType) string {
+	switch dt {
+	case hardware.FP8:
+		if p.FP8Blocks {
+			return FormatFP8Block
+		}
+		return FormatFP8
+	case hardware.FP4:
+		return FormatNVFP4
+	case hardware.MXFP4:
+		return FormatMXFP4
+	case hardware.INT4:
+		return FormatINT4
+	case hardware.INT8:
+		return FormatINT8
+	}
+	return FormatBF16
+}
+
+// LinearFormat is the kernel format of the attention and dense MLP
+// projections; ExpertFormat that of the routed experts.
+func (p Precision) LinearFormat() string { return p.KernelFormat(p.Weights) }
+
+// ExpertFormat is the kernel format of the routed experts.
+func (p Precision) ExpertFormat() string { return p.KernelFormat(p.ExpertDType()) }
 
 // ExpertDType is the storage type of routed experts.
 func (p Precision) ExpertDType() hardware.DType {

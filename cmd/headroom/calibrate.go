@@ -14,6 +14,8 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/headroom-sim/headroom/sim/steptime"
+
 	"github.com/headroom-sim/headroom/catalogs"
 	"github.com/headroom-sim/headroom/hardware"
 	"github.com/headroom-sim/headroom/internal/adapter/measured"
@@ -219,8 +221,7 @@ func writeCalibrationTable(w io.Writer, r *calibrationReport) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "Calibrated on\t%s (%s, %d requests): %s on %d× %s\n", f.Source.Run, f.Source.Format, f.Source.Requests, f.Model, f.TP, f.GPU)
 	fmt.Fprintf(tw, "Fitted\t%v in %d simulations\n", f.Fit.Fitted, f.Fit.Evaluations)
-	fmt.Fprintf(tw, "Coefficients\tgemm %.3f (half at %.0f tokens), bandwidth %.3f, attention prefill %.3f / decode %.3f, step overhead %.0f µs, per sequence %.1f µs\n",
-		f.Profile.GEMMEfficiency, f.Profile.GEMMHalfTokens, f.Profile.BandwidthEfficiency, f.Profile.AttentionPrefillEfficiency, f.Profile.AttentionDecodeEfficiency, f.Profile.StepOverheadUS, f.Profile.PerSeqOverheadUS)
+	fmt.Fprintf(tw, "Scale factors\t%s\n", scaleSummary(f.Profile.Scale))
 	if f.Profile.NonTorchAdjustGiB != 0 {
 		fmt.Fprintf(tw, "Memory\t%+.3f GiB per GPU of non-torch memory reproduces the logged KV block count\n", f.Profile.NonTorchAdjustGiB)
 	}
@@ -261,8 +262,7 @@ var calibrationBars = map[string]float64{"e2e_ms": 5, "tpot_ms": 5, "ttft_ms": 1
 func writeCalibrationMarkdown(w io.Writer, r *calibrationReport) {
 	f := r.File
 	fmt.Fprintf(w, "Fitted on **%s** (%s on %d× %s): %s in %d simulations.\n\n", f.Fit.After.Run, f.Model, f.TP, f.GPU, strings.Join(f.Fit.Fitted, ", "), f.Fit.Evaluations)
-	fmt.Fprintf(w, "Coefficients: gemm %.3f, bandwidth %.3f, attention prefill %.3f, attention decode %.3f, step overhead %.0f µs, per sequence %.1f µs.\n\n",
-		f.Profile.GEMMEfficiency, f.Profile.BandwidthEfficiency, f.Profile.AttentionPrefillEfficiency, f.Profile.AttentionDecodeEfficiency, f.Profile.StepOverheadUS, f.Profile.PerSeqOverheadUS)
+	fmt.Fprintf(w, "Scale factors: %s.\n\n", scaleSummary(f.Profile.Scale))
 	fmt.Fprintln(w, "| run | role | TTFT median APE | TPOT median APE | E2E median APE | P99 median APE | held-out bars met |")
 	fmt.Fprintln(w, "|---|---|---|---|---|---|---|")
 	row := func(role string, before, after calibrate.Evaluation) {
@@ -285,4 +285,17 @@ func writeCalibrationMarkdown(w io.Writer, r *calibrationReport) {
 		row("held out", h.Before, h.After)
 	}
 	fmt.Fprintln(w)
+}
+
+// scaleSummary lists a calibration's scale factors (speeds of compute,
+// memory, experts and link; the multiplier of fixed overheads).
+func scaleSummary(s steptime.Scales) string {
+	one := func(v float64) float64 {
+		if v == 0 {
+			return 1
+		}
+		return v
+	}
+	return fmt.Sprintf("compute ×%.3f, memory ×%.3f, overhead ×%.3f, experts ×%.3f, link ×%.3f",
+		one(s.Compute), one(s.Memory), one(s.Overhead), one(s.Experts), one(s.Link))
 }

@@ -7,40 +7,124 @@ import (
 	"github.com/headroom-sim/headroom/models"
 )
 
+// Backends: where kernel times come from.
+const (
+	// BackendFormula: the fitted formulas of the Profile for every kernel.
+	BackendFormula = "formula"
+	// BackendTable: measured kernel latencies (a KernelDB), interpolated,
+	// wherever the tables cover the shape; the formulas elsewhere.
+	BackendTable = "table"
+)
+
 // Model predicts step times for one model served at one precision and
 // tensor-parallel degree on one GPU type.
 type Model struct {
-	cost  *models.CostModel
-	prof  Profile
-	tp    int
-	async bool
+	model  *models.Model
+	prec   models.Precision
+	shapes models.Shapes
+	cost   *models.CostModel
+	prof   Profile
+	hw     Hardware
+	gpu    *hardware.GPU
+	db     *KernelDB
+	tp     int
+	dp     int // data-parallel ranks whose tokens meet in the MoE layers (expert parallelism)
+	async  bool
 
-	gemmPeak float64 // FLOP/s of the linear layers' dtype
-	attnPeak float64 // FLOP/s of attention (activation dtype)
-	bw       float64 // bytes/s device memory
-	linkBW   float64 // bytes/s one way over the scale-up link, after efficiency
-
+	routing     string
 	graphTokens int // steps of up to this many tokens replay a CUDA graph
+
+	attn     AttentionShape
+	attnSWA  AttentionShape
+	kvBytesL float64 // KV bytes per token per layer on one GPU
+
+	memoTok   []float64 // dense part by token count (NaN: not computed)
+	memoMoE   []float64 // MoE part by the group's token count
+	memoSamp  []float64 // sampled part by sampled count
+	memoLimit int
 }
 
-// New builds a step-time model. async says whether the engine overlaps
-// CPU scheduling with GPU execution (vLLM --async-scheduling).
+// New builds a step-time model on the formula backend. async says whether
+// the engine overlaps CPU scheduling with GPU execution
+// (vLLM --async-scheduling).
 func New(m *models.Model, g *hardware.GPU, p models.Precision, tp int, prof Profile, async bool) (*Model, error) {
 	if err := prof.Validate(); err != nil {
 		return nil, err
 	}
 	tp = max(tp, 1)
-	s := &Model{
-		cost: m.NewCostModel(p, tp), prof: prof, tp: tp, async: async,
-		gemmPeak: g.PeakTFLOPS(p.PeakDType()) * 1e12,
-		attnPeak: g.PeakTFLOPS(p.Activations) * 1e12,
-		bw:       g.HBMBandwidthGBps * 1e9,
-		linkBW:   g.ScaleUp.UnidirectionalGBps() * 1e9 * prof.LinkEfficiency,
-	}
-	if g.ScaleUp.BandwidthGBps <= 0 || g.ScaleUp.Kind == "none" {
-		s.linkBW = g.PCIe.UnidirectionalGBps() * 1e9 * prof.LinkEfficiency
-	}
+	s := &Model{model: m, prec: p, prof: prof.Clone(), gpu: g, hw: NewHardware(g), tp: tp, dp: 1, async: async,
+		routing: RoutingPowerLaw, memoLimit: 1 << 15}
+	s.rebuild(1)
 	return s, nil
+}
+
+func (s *Model) rebuild(ep int) {
+	s.cost = s.model.NewCostModelEP(s.prec, s.tp, ep)
+	s.shapes = s.model.Shapes(s.prec, s.tp, ep)
+	a := s.shapes.Attn
+	kvb := s.prec.KV.Bytes()
+	kvName := "bf16"
+	if kvb == 1 {
+		kvName = "fp8"
+	}
+	s.attn = AttentionShape{Key: AttentionKey{KVDType: kvName, HeadDim: a.HeadDim, Heads: a.Heads, KVHeads: a.KVHeads}, KVBytes: kvb}
+	s.attnSWA = s.attn
+	s.attnSWA.Key.Window = a.Window
+	s.kvBytesL = s.model.KVBytesPerTokenLayer(s.prec.KV, s.tp)
+	s.resetMemo()
+}
+
+func (s *Model) resetMemo() { s.memoTok, s.memoMoE, s.memoSamp = nil, nil, nil }
+
+// WithKernelDB switches to the table backend over db (nil: the formula).
+func (s *Model) WithKernelDB(db *KernelDB) *Model {
+	s.db = db
+	s.resetMemo()
+	return s
+}
+
+// Backend names where kernel times come from.
+func (s *Model) Backend() string {
+	if s.db != nil {
+		return BackendTable
+	}
+	return BackendFormula
+}
+
+// WithExpertParallel spreads the routed experts over an expert-parallel
+// group of ep GPUs (ep = tp × data-parallel ranks; 1 = off).
+func (s *Model) WithExpertParallel(ep int) *Model {
+	if ep > s.tp && s.model.MoE != nil {
+		s.dp = ep / s.tp
+	} else {
+		s.dp = 1
+	}
+	s.rebuild(ep)
+	return s
+}
+
+// WithMoERouting picks the measured routing distribution the table
+// backend reads (RoutingPowerLaw by default: real prompts load experts
+// unevenly, and the most loaded rank sets the layer's time).
+func (s *Model) WithMoERouting(r string) *Model {
+	s.routing = r
+	s.resetMemo()
+	return s
+}
+
+// WithCUDAGraphs makes steps of up to maxTokens tokens run as CUDA graph
+// replays (vLLM captures batches up to max_cudagraph_capture_size); larger
+// steps launch every kernel from the host. 0 turns graphs off.
+func (s *Model) WithCUDAGraphs(maxTokens int) *Model {
+	s.graphTokens = maxTokens
+	s.resetMemo()
+	return s
+}
+
+// CUDAGraphTokens is vLLM's largest captured batch: min(2 ×
+// max_num_seqs, 512), and no more than the token budget.
+func CUDAGraphTokens(maxNumSeqs, maxBatchedTokens int) int {
+	return min(2*maxNumSeqs, 512, maxBatchedTokens)
 }
 
 // Profile returns the coefficients in use.
@@ -48,6 +132,9 @@ func (s *Model) Profile() Profile { return s.prof }
 
 // Cost is the underlying FLOPs/bytes model.
 func (s *Model) Cost() *models.CostModel { return s.cost }
+
+// Shapes are the per-GPU kernel shapes of one pass.
+func (s *Model) Shapes() models.Shapes { return s.shapes }
 
 // Breakdown is a predicted step, in seconds.
 type Breakdown struct {
@@ -59,127 +146,88 @@ type Breakdown struct {
 	Total float64
 }
 
-// gemmEfficiency is the fraction of peak a GEMM with m rows reaches.
-func (s *Model) gemmEfficiency(m int) float64 {
-	fm := float64(max(m, 1))
-	return s.prof.GEMMEfficiency * fm / (fm + s.prof.GEMMHalfTokens)
-}
-
-// customAllReduceMaxBytes is vLLM's custom all-reduce limit (8 MiB);
-// larger messages go through NCCL.
-const customAllReduceMaxBytes = 8 << 20
-
-// WithExpertParallel spreads the routed experts over an expert-parallel
-// group of ep GPUs (ep = tp × data-parallel ranks; 1 = off).
-func (s *Model) WithExpertParallel(ep int) *Model {
-	s.cost = s.cost.Model().NewCostModelEP(s.cost.Precision(), s.tp, ep)
-	return s
-}
-
-// WithCUDAGraphs makes steps of up to maxTokens tokens use the graph
-// overheads (vLLM replays captured graphs for batches up to
-// max_cudagraph_capture_size); 0 turns graphs off.
-func (s *Model) WithCUDAGraphs(maxTokens int) *Model {
-	s.graphTokens = maxTokens
-	return s
-}
-
-// CUDAGraphTokens is vLLM's largest captured batch: min(2 ×
-// max_num_seqs, 512), and no more than the token budget.
-func CUDAGraphTokens(maxNumSeqs, maxBatchedTokens int) int {
-	return min(2*maxNumSeqs, 512, maxBatchedTokens)
-}
-
-// OpTime is the predicted time of one op's cost in an eagerly executed
-// step, in seconds.
-func (s *Model) OpTime(k models.OpKind, c models.OpCost) float64 { return s.opTime(k, c, false) }
-
-func (s *Model) overheads(graph bool) (kernel, attention float64) {
-	p := &s.prof
-	kernel, attention = p.KernelOverheadUS, p.AttentionKernelOverheadUS
-	if attention <= 0 {
-		attention = kernel
-	}
-	if graph {
-		if p.GraphKernelOverheadUS > 0 {
-			kernel = p.GraphKernelOverheadUS
-		}
-		if p.GraphAttentionKernelOverheadUS > 0 {
-			attention = p.GraphAttentionKernelOverheadUS
-		}
-	}
-	return kernel * 1e-6, attention * 1e-6
-}
-
-func (s *Model) opTime(k models.OpKind, c models.OpCost, graph bool) float64 {
-	if c.Count == 0 && c.FLOPs == 0 && c.Bytes() == 0 {
-		return 0
-	}
-	p := &s.prof
-	kernel, attention := s.overheads(graph)
-	launch := float64(c.Count) * kernel
-	mem := c.Bytes() / (s.bw * p.BandwidthEfficiency)
-	switch {
-	case k == models.OpExperts && p.ExpertBandwidthEfficiency > 0:
-		emem := c.Bytes() / (s.bw * p.ExpertBandwidthEfficiency)
-		return math.Max(c.FLOPs/(s.gemmPeak*s.gemmEfficiency(c.Tokens)), emem) + launch
-	case k.IsGEMM():
-		return math.Max(c.FLOPs/(s.gemmPeak*s.gemmEfficiency(c.Tokens)), mem) + launch
-	case k == models.OpAttnPrefill:
-		return math.Max(c.FLOPs/(s.attnPeak*p.AttentionPrefillEfficiency), mem) + float64(c.Count)*attention
-	case k == models.OpAttnDecode:
-		dmem := c.Bytes() / (s.bw * p.AttentionDecodeEfficiency)
-		return math.Max(c.FLOPs/(s.attnPeak*p.AttentionPrefillEfficiency), dmem) + float64(c.Count)*attention
-	case k == models.OpElementwise:
-		eff := p.BandwidthEfficiency
-		if p.ElementwiseBandwidthEfficiency > 0 {
-			eff = p.ElementwiseBandwidthEfficiency
-		}
-		return c.Bytes()/(s.bw*eff) + launch
-	case k == models.OpAllToAll:
-		return float64(c.Count)*p.AllReduceLatencyUS*1e-6 + c.DataBytes/s.linkBW
-	case k == models.OpAllReduce:
-		if s.tp <= 1 {
-			return 0
-		}
-		// Ring all-reduce: each rank sends and receives 2(n-1)/n of the data.
-		ring := 2 * float64(s.tp-1) / float64(s.tp)
-		latency := p.AllReduceLatencyUS
-		if p.CustomAllReduceLatencyUS > 0 && c.Count > 0 && c.DataBytes/float64(c.Count) <= customAllReduceMaxBytes {
-			latency = p.CustomAllReduceLatencyUS
-		}
-		return float64(c.Count)*latency*1e-6 + ring*c.DataBytes/s.linkBW
-	}
-	return mem + launch
-}
-
 // CPUTime is the engine's CPU time for a step with the given shape.
 func (s *Model) CPUTime(b *models.Batch) float64 {
-	p := &s.prof
+	c := &s.prof.CPU
 	seqs := float64(b.DecodeSeqs + b.PrefillChunks)
-	return (p.StepOverheadUS + p.PerSeqOverheadUS*seqs + p.PerPrefillOverheadUS*float64(b.PrefillChunks)) * 1e-6
+	return (c.StepOverheadUS + c.PerSeqOverheadUS*seqs + c.PerPrefillOverheadUS*float64(b.PrefillChunks)) * 1e-6 * s.prof.Scale.speed().Overhead
 }
 
-// Predict returns the step's predicted times.
+func (s *Model) total(gpu, cpu float64) float64 {
+	t := gpu + cpu
+	if s.async {
+		t -= math.Min(cpu*s.prof.CPU.AsyncOverlap, gpu)
+	}
+	return t
+}
+
+// groupTokens is the token rows the MoE layers see: the expert-parallel
+// group's (the other data-parallel ranks are assumed to carry as many
+// unless the batch says).
+func (s *Model) groupTokens(b *models.Batch) int {
+	if b.GroupTokens > 0 {
+		return b.GroupTokens
+	}
+	return b.Tokens() * s.dp
+}
+
+// StepTime is the step's wall time in seconds.
+func (s *Model) StepTime(b *models.Batch) float64 {
+	t := b.Tokens()
+	if t == 0 {
+		return 0
+	}
+	gpu := s.memo(&s.memoTok, t, func(n int) float64 { return s.denseTime(n, nil) }) +
+		s.memo(&s.memoSamp, b.Sampled, func(n int) float64 { return s.sampledTime(n, s.eager(t), nil) }) +
+		s.attentionTime(b, nil)
+	if s.shapes.MoE != nil {
+		g := s.groupTokens(b)
+		eager := s.eager(t)
+		if eager {
+			gpu += s.moeTime(g, true, nil)
+		} else {
+			gpu += s.memo(&s.memoMoE, g, func(n int) float64 { return s.moeTime(n, false, nil) })
+		}
+	}
+	return s.total(gpu, s.CPUTime(b))
+}
+
+// memo caches f(n) for n below the limit.
+func (s *Model) memo(tab *[]float64, n int, f func(int) float64) float64 {
+	if n <= 0 {
+		return 0
+	}
+	if n >= s.memoLimit {
+		return f(n)
+	}
+	if len(*tab) <= n {
+		grow := max(n+1, 2*len(*tab), 64)
+		t := make([]float64, min(grow, s.memoLimit))
+		copy(t, *tab)
+		for i := len(*tab); i < len(t); i++ {
+			t[i] = math.NaN()
+		}
+		*tab = t
+	}
+	if v := (*tab)[n]; !math.IsNaN(v) {
+		return v
+	}
+	v := f(n)
+	(*tab)[n] = v
+	return v
+}
+
+// Predict returns the step's predicted times by op kind.
 func (s *Model) Predict(b *models.Batch) Breakdown {
 	var out Breakdown
 	if b.Tokens() == 0 {
 		return out
 	}
-	cost := s.cost.Step(b)
-	graph := b.Tokens() <= s.graphTokens
-	for k := models.OpKind(0); k < models.NumOpKinds; k++ {
-		t := s.opTime(k, cost[k], graph)
-		out.Ops[k] = t
-		out.GPU += t
+	for _, k := range s.Explain(b) {
+		out.Ops[k.Op] += k.Sec
+		out.GPU += k.Sec
 	}
 	out.CPU = s.CPUTime(b)
-	out.Total = out.GPU + out.CPU
-	if s.async {
-		out.Total -= math.Min(out.CPU*s.prof.AsyncOverlap, out.GPU)
-	}
+	out.Total = s.total(out.GPU, out.CPU)
 	return out
 }
-
-// StepTime is Predict(b).Total.
-func (s *Model) StepTime(b *models.Batch) float64 { return s.Predict(b).Total }

@@ -3,302 +3,345 @@ package steptime
 import (
 	"fmt"
 	"math"
-	"strings"
+	"sort"
 
 	"github.com/headroom-sim/headroom/hardware"
 )
 
 // ProfileSchemaVersion is bumped when Profile's fields change meaning.
-const ProfileSchemaVersion = 1
+// Version 2 has per-format GEMM and MoE coefficients, fitted per GPU to
+// measured kernels, and calibration scale factors.
+const ProfileSchemaVersion = 2
 
-// Profile holds every coefficient of the step-time model. Efficiencies are
-// fractions of the GPU's catalog peak; overheads are in microseconds.
+// Profile holds every coefficient of the step-time formula. Efficiencies
+// are fractions of the GPU's catalog peak; overheads are in microseconds.
 type Profile struct {
 	SchemaVersion int `json:"schema_version" yaml:"schema_version"`
-	// Source says where the values come from (a GPU family default, or a
+	// Source says where the values come from (the kernel tables a GPU's
+	// defaults were fitted to, the template GPU of an unmeasured one, or a
 	// calibration run).
 	Source string `json:"source" yaml:"source"`
 
-	// GEMMEfficiency is the fraction of dense peak FLOPs large GEMMs reach.
-	GEMMEfficiency float64 `json:"gemm_efficiency" yaml:"gemm_efficiency"`
-	// GEMMHalfTokens is the token count M at which a GEMM reaches half of
-	// GEMMEfficiency: efficiency(M) = GEMMEfficiency × M / (M + GEMMHalfTokens).
-	GEMMHalfTokens float64 `json:"gemm_half_tokens" yaml:"gemm_half_tokens"`
-	// BandwidthEfficiency is the fraction of peak device-memory bandwidth
-	// that weight and activation streaming reaches.
-	BandwidthEfficiency float64 `json:"bandwidth_efficiency" yaml:"bandwidth_efficiency"`
-	// AttentionPrefillEfficiency is the fraction of dense peak FLOPs
-	// FlashAttention reaches on prefill chunks.
-	AttentionPrefillEfficiency float64 `json:"attention_prefill_efficiency" yaml:"attention_prefill_efficiency"`
-	// AttentionDecodeEfficiency is the fraction of peak bandwidth paged
-	// decode attention reaches reading the KV cache.
-	AttentionDecodeEfficiency float64 `json:"attention_decode_efficiency" yaml:"attention_decode_efficiency"`
-	// KernelOverheadUS is the fixed cost per kernel (launch gaps, tails)
-	// that CUDA graphs do not remove.
-	KernelOverheadUS float64 `json:"kernel_overhead_us" yaml:"kernel_overhead_us"`
-	// ElementwiseBandwidthEfficiency is the fraction of peak bandwidth the
-	// elementwise kernels (norms, rotary embedding, activation) reach; 0
-	// means BandwidthEfficiency (the behaviour before the field existed).
-	ElementwiseBandwidthEfficiency float64 `json:"elementwise_bandwidth_efficiency,omitempty" yaml:"elementwise_bandwidth_efficiency,omitempty"`
-	// AttentionKernelOverheadUS is the fixed cost per attention kernel
-	// (prefill or decode, per layer), which is larger than other kernels'
-	// because of the split-KV reduction and the paged-KV set-up; 0 means
-	// KernelOverheadUS (the behaviour before the field existed).
-	AttentionKernelOverheadUS float64 `json:"attention_kernel_overhead_us,omitempty" yaml:"attention_kernel_overhead_us,omitempty"`
-	// ExpertBandwidthEfficiency is the fraction of peak bandwidth the fused
-	// MoE kernel reaches streaming expert weights; 0 means
-	// BandwidthEfficiency.
-	ExpertBandwidthEfficiency float64 `json:"expert_bandwidth_efficiency,omitempty" yaml:"expert_bandwidth_efficiency,omitempty"`
-	// CustomAllReduceLatencyUS is the latency of vLLM's custom all-reduce
-	// (one-shot over NVLink peer-to-peer), which replaces NCCL for
-	// messages up to 8 MiB on NVLink systems; 0 means NCCL's
-	// AllReduceLatencyUS for every message.
-	CustomAllReduceLatencyUS float64 `json:"custom_all_reduce_latency_us,omitempty" yaml:"custom_all_reduce_latency_us,omitempty"`
-	// GraphKernelOverheadUS and GraphAttentionKernelOverheadUS replace the
-	// two overheads above in steps the engine replays as a CUDA graph (vLLM
-	// captures batches of up to 512 tokens): replay removes the launch gaps
-	// between kernels that eager, per-op profiling measures. 0 means the
-	// eager values.
-	GraphKernelOverheadUS          float64 `json:"graph_kernel_overhead_us,omitempty" yaml:"graph_kernel_overhead_us,omitempty"`
-	GraphAttentionKernelOverheadUS float64 `json:"graph_attention_kernel_overhead_us,omitempty" yaml:"graph_attention_kernel_overhead_us,omitempty"`
-	// LinkEfficiency is the fraction of the scale-up link's one-way
-	// bandwidth an all-reduce reaches.
-	LinkEfficiency float64 `json:"link_efficiency" yaml:"link_efficiency"`
-	// AllReduceLatencyUS is the fixed latency of one all-reduce.
-	AllReduceLatencyUS float64 `json:"all_reduce_latency_us" yaml:"all_reduce_latency_us"`
-	// StepOverheadUS is the CPU time per engine step: scheduling, input
-	// preparation, sampling bookkeeping, output processing.
-	StepOverheadUS float64 `json:"step_overhead_us" yaml:"step_overhead_us"`
-	// PerSeqOverheadUS is the CPU time per scheduled sequence per step
-	// (input tensors, detokenisation, streaming the token out).
-	PerSeqOverheadUS float64 `json:"per_seq_overhead_us" yaml:"per_seq_overhead_us"`
-	// PerPrefillOverheadUS is the extra CPU time per prefill chunk.
-	PerPrefillOverheadUS float64 `json:"per_prefill_overhead_us" yaml:"per_prefill_overhead_us"`
+	// GEMM holds the dense matmul coefficients per kernel format (bf16,
+	// fp8, fp8_block, nvfp4, int4_wo, mxfp4, int8). A format without an
+	// entry takes the nearest one's (see gemmCoeffs).
+	GEMM map[string]GEMMCoeffs `json:"gemm" yaml:"gemm"`
+	// MoE holds the fused-MoE coefficients per expert format.
+	MoE map[string]MoECoeffs `json:"moe" yaml:"moe"`
+	// Attention covers prefill (FlashAttention/FlashInfer over causal
+	// chunks) and paged decode attention.
+	Attention AttentionCoeffs `json:"attention" yaml:"attention"`
+	// Elementwise covers the norms, rotary embedding, residual adds and
+	// activation between the matmuls.
+	Elementwise ElementwiseCoeffs `json:"elementwise" yaml:"elementwise"`
+	// Comm covers vLLM's tensor-parallel all-reduce and the NCCL
+	// collectives of expert parallelism.
+	Comm CommCoeffs `json:"comm" yaml:"comm"`
+	// EagerLaunchUS is the host-side launch time of one kernel outside a
+	// CUDA graph: an eagerly run step's kernel takes at least this long.
+	EagerLaunchUS float64 `json:"eager_launch_us" yaml:"eager_launch_us"`
+	// CPU is the engine's host time per step.
+	CPU CPUCoeffs `json:"cpu" yaml:"cpu"`
+	// Scale multiplies the time of each resource class (1 = as fitted);
+	// serving-run calibration fits these.
+	Scale Scales `json:"scale" yaml:"scale"`
+
 	// NonTorchAdjustGiB is not used by the step-time model: it carries a
 	// memory calibration with the profile. When the calibration run logged
 	// its KV block count, this is the extra memory per GPU (GiB) the memory
 	// model must set aside to reproduce it; scenario resolution adds it to
 	// the non-torch term.
 	NonTorchAdjustGiB float64 `json:"non_torch_adjust_gib,omitempty" yaml:"non_torch_adjust_gib,omitempty"`
+}
+
+// GEMMCoeffs model one format's matmul time:
+//
+//	t = overhead + quant + (tc^p + tm^p)^(1/p)
+//	tc = 2·m'·n·k / (peak · efficiency · m/(m + half_tokens))
+//	tm = bytes / (bandwidth · bandwidth_efficiency)
+//
+// where m' rounds m up to a multiple of tile_tokens above it (a partial
+// tile costs a whole one), quant is the activation quantisation kernel of
+// the W8A8/W4A4 formats (m·k elements read in 16 bit and written
+// quantised, at quant_bandwidth_efficiency, plus unaligned_us when m is not
+// a multiple of 4 and the kernel pads it), and p = sharpness blends the
+// compute and memory bounds (large p: the larger one alone).
+type GEMMCoeffs struct {
+	Efficiency               float64 `json:"efficiency" yaml:"efficiency"`
+	HalfTokens               float64 `json:"half_tokens" yaml:"half_tokens"`
+	TileTokens               float64 `json:"tile_tokens" yaml:"tile_tokens"`
+	BandwidthEfficiency      float64 `json:"bandwidth_efficiency" yaml:"bandwidth_efficiency"`
+	OverheadUS               float64 `json:"overhead_us" yaml:"overhead_us"`
+	Sharpness                float64 `json:"sharpness" yaml:"sharpness"`
+	QuantBandwidthEfficiency float64 `json:"quant_bandwidth_efficiency,omitempty" yaml:"quant_bandwidth_efficiency,omitempty"`
+	UnalignedUS              float64 `json:"unaligned_us,omitempty" yaml:"unaligned_us,omitempty"`
+}
+
+// MoECoeffs model one expert format's fused-MoE layer: the touched
+// experts' weights streamed at bandwidth_efficiency, the routed FLOPs at
+// efficiency × (tokens per expert)/(tokens per expert + half_tokens), the
+// larger of the two, plus a fixed overhead per layer (routing, gather,
+// scatter, the two grouped GEMMs' launches).
+type MoECoeffs struct {
+	Efficiency          float64 `json:"efficiency" yaml:"efficiency"`
+	HalfTokens          float64 `json:"half_tokens" yaml:"half_tokens"`
+	BandwidthEfficiency float64 `json:"bandwidth_efficiency" yaml:"bandwidth_efficiency"`
+	OverheadUS          float64 `json:"overhead_us" yaml:"overhead_us"`
+	// PerTokenUS is the per-token-expert pair cost outside the GEMMs
+	// (alignment, permutation, the weighted sum).
+	PerTokenUS float64 `json:"per_token_us" yaml:"per_token_us"`
+}
+
+// AttentionCoeffs model the attention kernels.
+//
+// Prefill: t = overhead + flops/(peak · prefill_efficiency · w/(w + half_work))
+// with w the batch's query-key pairs per head; decode: t = overhead +
+// KV bytes/(bandwidth · decode_bandwidth_efficiency · b/(b + half_batch)),
+// b the batch's sequences (few sequences leave SMs idle).
+type AttentionCoeffs struct {
+	PrefillEfficiency         float64 `json:"prefill_efficiency" yaml:"prefill_efficiency"`
+	PrefillHalfWork           float64 `json:"prefill_half_work" yaml:"prefill_half_work"`
+	PrefillOverheadUS         float64 `json:"prefill_overhead_us" yaml:"prefill_overhead_us"`
+	DecodeBandwidthEfficiency float64 `json:"decode_bandwidth_efficiency" yaml:"decode_bandwidth_efficiency"`
+	DecodeHalfBatch           float64 `json:"decode_half_batch" yaml:"decode_half_batch"`
+	DecodeOverheadUS          float64 `json:"decode_overhead_us" yaml:"decode_overhead_us"`
+}
+
+// ElementwiseCoeffs model the memory-bound kernels between the matmuls.
+type ElementwiseCoeffs struct {
+	BandwidthEfficiency float64 `json:"bandwidth_efficiency" yaml:"bandwidth_efficiency"`
+	OverheadUS          float64 `json:"overhead_us" yaml:"overhead_us"`
+}
+
+// CommCoeffs model collectives over the scale-up link: t = latency +
+// bytes × algorithm factor / (link bandwidth × efficiency). vLLM's custom
+// all-reduce (one kernel over NVLink peer memory) serves tensor-parallel
+// all-reduces up to custom_all_reduce_max_bytes; NCCL the rest and the
+// expert-parallel all-gather and reduce-scatter. Latencies grow with the
+// GPU count: latency_us + per_gpu_us × (gpus − 2).
+type CommCoeffs struct {
+	CustomLatencyUS         float64 `json:"custom_latency_us" yaml:"custom_latency_us"`
+	CustomPerGPUUS          float64 `json:"custom_per_gpu_us" yaml:"custom_per_gpu_us"`
+	CustomLinkEfficiency    float64 `json:"custom_link_efficiency" yaml:"custom_link_efficiency"`
+	CustomAllReduceMaxBytes float64 `json:"custom_all_reduce_max_bytes" yaml:"custom_all_reduce_max_bytes"`
+	// CustomMaxBytesByGPUs overrides the size limit per GPU count: vLLM's
+	// limits of its custom and symmetric-memory all-reduce kernels depend
+	// on the world size.
+	CustomMaxBytesByGPUs map[int]float64 `json:"custom_max_bytes_by_gpus,omitempty" yaml:"custom_max_bytes_by_gpus,omitempty"`
+	NCCLLatencyUS           float64 `json:"nccl_latency_us" yaml:"nccl_latency_us"`
+	NCCLPerGPUUS            float64 `json:"nccl_per_gpu_us" yaml:"nccl_per_gpu_us"`
+	NCCLLinkEfficiency      float64 `json:"nccl_link_efficiency" yaml:"nccl_link_efficiency"`
+}
+
+// CPUCoeffs are the engine's host costs per step: scheduling, input
+// preparation, sampling bookkeeping and output processing.
+type CPUCoeffs struct {
+	StepOverheadUS       float64 `json:"step_overhead_us" yaml:"step_overhead_us"`
+	PerSeqOverheadUS     float64 `json:"per_seq_overhead_us" yaml:"per_seq_overhead_us"`
+	PerPrefillOverheadUS float64 `json:"per_prefill_overhead_us" yaml:"per_prefill_overhead_us"`
 	// AsyncOverlap is the fraction of the CPU time hidden behind the GPU
 	// when the engine schedules asynchronously (0 = none, 1 = all of it
 	// that fits under the GPU time).
 	AsyncOverlap float64 `json:"async_overlap" yaml:"async_overlap"`
 }
 
+// Scales multiply the predicted time of each resource class: a compute
+// scale of 0.9 makes compute-bound kernels 1/0.9 as long. 0 means 1.
+type Scales struct {
+	Compute  float64 `json:"compute,omitempty" yaml:"compute,omitempty"`
+	Memory   float64 `json:"memory,omitempty" yaml:"memory,omitempty"`
+	Overhead float64 `json:"overhead,omitempty" yaml:"overhead,omitempty"`
+	Experts  float64 `json:"experts,omitempty" yaml:"experts,omitempty"`
+	Link     float64 `json:"link,omitempty" yaml:"link,omitempty"`
+}
+
+func orOne(v float64) float64 {
+	if v == 0 {
+		return 1
+	}
+	return v
+}
+
+// speed returns the scales with zeros read as 1.
+func (s Scales) speed() Scales {
+	return Scales{orOne(s.Compute), orOne(s.Memory), orOne(s.Overhead), orOne(s.Experts), orOne(s.Link)}
+}
+
+// formatFallback is the format whose coefficients stand in for one a
+// profile has none for: the nearest kernel family.
+var formatFallback = map[string][]string{
+	FormatFP8Block: {FormatFP8},
+	FormatFP8:      {FormatFP8Block},
+	FormatNVFP4:    {FormatFP8, FormatFP8Block},
+	FormatINT4:     {FormatMXFP4, FormatBF16},
+	FormatMXFP4:    {FormatINT4, FormatBF16},
+	"int8":         {FormatFP8, FormatFP8Block},
+}
+
+// gemmCoeffs returns the coefficients of format (or its stand-in).
+func (p *Profile) gemmCoeffs(format string) GEMMCoeffs {
+	if c, ok := p.GEMM[format]; ok {
+		return c
+	}
+	for _, f := range formatFallback[format] {
+		if c, ok := p.GEMM[f]; ok {
+			return c
+		}
+	}
+	return p.GEMM[FormatBF16]
+}
+
+// moeCoeffs returns the fused-MoE coefficients of format (or its
+// stand-in).
+func (p *Profile) moeCoeffs(format string) MoECoeffs {
+	if c, ok := p.MoE[format]; ok {
+		return c
+	}
+	for _, f := range formatFallback[format] {
+		if c, ok := p.MoE[f]; ok {
+			return c
+		}
+	}
+	if c, ok := p.MoE[FormatBF16]; ok {
+		return c
+	}
+	// No MoE measurement: the dense bf16 GEMM's efficiencies.
+	g := p.gemmCoeffs(format)
+	return MoECoeffs{Efficiency: g.Efficiency, HalfTokens: math.Max(g.HalfTokens, 16), BandwidthEfficiency: g.BandwidthEfficiency, OverheadUS: 4 * g.OverheadUS}
+}
+
+// Formats lists the GEMM formats the profile has coefficients for.
+func (p *Profile) Formats() []string {
+	out := make([]string, 0, len(p.GEMM))
+	for f := range p.GEMM {
+		out = append(out, f)
+	}
+	sort.Strings(out)
+	return out
+}
+
+type rangeCheck struct {
+	name   string
+	v      float64
+	lo, hi float64
+	loOpen bool
+}
+
+func (r rangeCheck) err() error {
+	ok := r.v <= r.hi && (r.v > r.lo || (!r.loOpen && r.v == r.lo))
+	if ok && !math.IsNaN(r.v) {
+		return nil
+	}
+	br := "["
+	if r.loOpen {
+		br = "("
+	}
+	return &hardware.FieldError{Field: r.name, Reason: fmt.Sprintf("%g is not in %s%g, %g]", r.v, br, r.lo, r.hi)}
+}
+
+func frac(name string, v float64) rangeCheck { return rangeCheck{name, v, 0, 1, true} }
+func usec(name string, v float64) rangeCheck { return rangeCheck{name, v, 0, 1e7, false} }
+
 // Validate checks every coefficient's range.
 func (p *Profile) Validate() error {
-	fracs := []struct {
-		name string
-		v    float64
-	}{
-		{"gemm_efficiency", p.GEMMEfficiency},
-		{"bandwidth_efficiency", p.BandwidthEfficiency},
-		{"attention_prefill_efficiency", p.AttentionPrefillEfficiency},
-		{"attention_decode_efficiency", p.AttentionDecodeEfficiency},
-		{"link_efficiency", p.LinkEfficiency},
+	if p.SchemaVersion != ProfileSchemaVersion {
+		return &hardware.FieldError{Field: "schema_version", Reason: fmt.Sprintf("%d is not %d (a profile from another Headroom version: run headroom calibrate again)", p.SchemaVersion, ProfileSchemaVersion)}
 	}
-	for _, f := range fracs {
-		if !(f.v > 0 && f.v <= 1) {
-			return &hardware.FieldError{Field: f.name, Reason: fmt.Sprintf("%g is not in (0, 1]", f.v)}
+	if _, ok := p.GEMM[FormatBF16]; !ok {
+		return &hardware.FieldError{Field: "gemm.bf16", Reason: "is required (the other formats fall back to it)"}
+	}
+	var checks []rangeCheck
+	for _, f := range p.Formats() {
+		c := p.GEMM[f]
+		pre := "gemm." + f + "."
+		checks = append(checks, frac(pre+"efficiency", c.Efficiency), frac(pre+"bandwidth_efficiency", c.BandwidthEfficiency),
+			rangeCheck{pre + "half_tokens", c.HalfTokens, 0, 1 << 20, false}, rangeCheck{pre + "tile_tokens", c.TileTokens, 0, 1 << 16, false},
+			usec(pre+"overhead_us", c.OverheadUS), rangeCheck{pre + "sharpness", c.Sharpness, 0, 64, false},
+			rangeCheck{pre + "quant_bandwidth_efficiency", c.QuantBandwidthEfficiency, 0, 16, false}, usec(pre+"unaligned_us", c.UnalignedUS))
+	}
+	moe := make([]string, 0, len(p.MoE))
+	for f := range p.MoE {
+		moe = append(moe, f)
+	}
+	sort.Strings(moe)
+	for _, f := range moe {
+		c := p.MoE[f]
+		pre := "moe." + f + "."
+		checks = append(checks, frac(pre+"efficiency", c.Efficiency), frac(pre+"bandwidth_efficiency", c.BandwidthEfficiency),
+			rangeCheck{pre + "half_tokens", c.HalfTokens, 0, 1 << 20, false}, usec(pre+"overhead_us", c.OverheadUS), usec(pre+"per_token_us", c.PerTokenUS))
+	}
+	a, e, cm, cpu, s := p.Attention, p.Elementwise, p.Comm, p.CPU, p.Scale
+	checks = append(checks,
+		frac("attention.prefill_efficiency", a.PrefillEfficiency), rangeCheck{"attention.prefill_half_work", a.PrefillHalfWork, 0, 1e15, false},
+		usec("attention.prefill_overhead_us", a.PrefillOverheadUS), frac("attention.decode_bandwidth_efficiency", a.DecodeBandwidthEfficiency),
+		rangeCheck{"attention.decode_half_batch", a.DecodeHalfBatch, 0, 1 << 20, false}, usec("attention.decode_overhead_us", a.DecodeOverheadUS),
+		frac("elementwise.bandwidth_efficiency", e.BandwidthEfficiency), usec("elementwise.overhead_us", e.OverheadUS),
+		usec("comm.custom_latency_us", cm.CustomLatencyUS), usec("comm.custom_per_gpu_us", cm.CustomPerGPUUS),
+		rangeCheck{"comm.custom_link_efficiency", cm.CustomLinkEfficiency, 0, 4, false},
+		rangeCheck{"comm.custom_all_reduce_max_bytes", cm.CustomAllReduceMaxBytes, 0, 1 << 40, false},
+		usec("comm.nccl_latency_us", cm.NCCLLatencyUS), usec("comm.nccl_per_gpu_us", cm.NCCLPerGPUUS),
+		rangeCheck{"comm.nccl_link_efficiency", cm.NCCLLinkEfficiency, 0, 4, true},
+		usec("eager_launch_us", p.EagerLaunchUS),
+		usec("cpu.step_overhead_us", cpu.StepOverheadUS), usec("cpu.per_seq_overhead_us", cpu.PerSeqOverheadUS),
+		usec("cpu.per_prefill_overhead_us", cpu.PerPrefillOverheadUS), rangeCheck{"cpu.async_overlap", cpu.AsyncOverlap, 0, 1, false},
+		rangeCheck{"scale.compute", s.Compute, 0, 100, false}, rangeCheck{"scale.memory", s.Memory, 0, 100, false},
+		rangeCheck{"scale.overhead", s.Overhead, 0, 100, false}, rangeCheck{"scale.experts", s.Experts, 0, 100, false},
+		rangeCheck{"scale.link", s.Link, 0, 100, false},
+		rangeCheck{"non_torch_adjust_gib", p.NonTorchAdjustGiB, -64, 64, false},
+	)
+	for _, c := range checks {
+		if err := c.err(); err != nil {
+			return err
 		}
-	}
-	if e := p.ExpertBandwidthEfficiency; !(e >= 0 && e <= 1) {
-		return &hardware.FieldError{Field: "expert_bandwidth_efficiency", Reason: fmt.Sprintf("%g is not in [0, 1]", e)}
-	}
-	if e := p.ElementwiseBandwidthEfficiency; !(e >= 0 && e <= 1) {
-		return &hardware.FieldError{Field: "elementwise_bandwidth_efficiency", Reason: fmt.Sprintf("%g is not in [0, 1] (0 = bandwidth_efficiency)", e)}
-	}
-	nonneg := []struct {
-		name string
-		v    float64
-	}{
-		{"gemm_half_tokens", p.GEMMHalfTokens},
-		{"kernel_overhead_us", p.KernelOverheadUS},
-		{"attention_kernel_overhead_us", p.AttentionKernelOverheadUS},
-		{"graph_kernel_overhead_us", p.GraphKernelOverheadUS},
-		{"custom_all_reduce_latency_us", p.CustomAllReduceLatencyUS},
-		{"graph_attention_kernel_overhead_us", p.GraphAttentionKernelOverheadUS},
-		{"all_reduce_latency_us", p.AllReduceLatencyUS},
-		{"step_overhead_us", p.StepOverheadUS},
-		{"per_seq_overhead_us", p.PerSeqOverheadUS},
-		{"per_prefill_overhead_us", p.PerPrefillOverheadUS},
-	}
-	for _, f := range nonneg {
-		if !(f.v >= 0) || f.v > 1e9 {
-			return &hardware.FieldError{Field: f.name, Reason: fmt.Sprintf("%g is not a non-negative number", f.v)}
-		}
-	}
-	if math.IsNaN(p.NonTorchAdjustGiB) || math.Abs(p.NonTorchAdjustGiB) > 64 {
-		return &hardware.FieldError{Field: "non_torch_adjust_gib", Reason: fmt.Sprintf("%g is not within ±64 GiB", p.NonTorchAdjustGiB)}
-	}
-	if !(p.AsyncOverlap >= 0 && p.AsyncOverlap <= 1) {
-		return &hardware.FieldError{Field: "async_overlap", Reason: fmt.Sprintf("%g is not in [0, 1]", p.AsyncOverlap)}
 	}
 	return nil
 }
 
-// family classifies a GPU for its default coefficients.
-func family(g *hardware.GPU) string {
-	id := strings.ToLower(g.ID)
-	switch {
-	case g.Vendor == "amd":
-		return "amd"
-	case g.Vendor == "intel":
-		return "gaudi"
-	case strings.HasPrefix(id, "a100"), strings.HasPrefix(id, "a10"):
-		return "ampere"
-	case strings.HasPrefix(id, "h1"), strings.HasPrefix(id, "h2"):
-		return "hopper"
-	case strings.HasPrefix(id, "b"), strings.HasPrefix(id, "gb"):
-		return "blackwell"
-	case strings.HasPrefix(g.MemoryType, "GDDR"):
-		return "gddr"
+// Clone returns a deep copy (the maps are not shared).
+func (p Profile) Clone() Profile {
+	q := p
+	q.GEMM = make(map[string]GEMMCoeffs, len(p.GEMM))
+	for k, v := range p.GEMM {
+		q.GEMM[k] = v
 	}
-	return "generic"
+	q.MoE = make(map[string]MoECoeffs, len(p.MoE))
+	for k, v := range p.MoE {
+		q.MoE[k] = v
+	}
+	if p.Comm.CustomMaxBytesByGPUs != nil {
+		q.Comm.CustomMaxBytesByGPUs = make(map[int]float64, len(p.Comm.CustomMaxBytesByGPUs))
+		for k, v := range p.Comm.CustomMaxBytesByGPUs {
+			q.Comm.CustomMaxBytesByGPUs[k] = v
+		}
+	}
+	return q
 }
 
-// gemmHalfTokensPerRidge is GEMMHalfTokens over the GPU's ridge point
-// (dense bf16 FLOP/s ÷ memory bytes/s) for GPUs without kernel
-// measurements. The fits give 96.3 tokens at the A100 80GB's 153 FLOP/B
-// (0.63) and 194 at the H100 SXM's 295 FLOP/B (0.66): a GEMM needs more
-// rows to become compute-bound where the ridge is higher.
-const gemmHalfTokensPerRidge = 0.65
-
-// ridge is g's dense bf16 FLOPs per byte of memory bandwidth.
-func ridge(g *hardware.GPU) float64 {
-	if g.HBMBandwidthGBps <= 0 {
-		return 0
-	}
-	return g.PeakTFLOPS(hardware.BF16) * 1e12 / (g.HBMBandwidthGBps * 1e9)
-}
-
-// DefaultProfile returns the uncalibrated coefficients for g. Their
-// derivation and error tables are in docs/steptime.md.
+// BaseProfile is the starting point of every GPU's profile: the
+// coefficients no kernel table determines, and neutral values for the
+// rest (which a fit or a template replaces).
 //
-//   - ampere and hopper: the kernel coefficients are fitted (package
-//     internal/testkit/kernels, deterministic) to Vidur's measured
-//     per-operation times on A100 80GB and H100 SXM
-//     (../shared/data/profiling/vidur/{a100,h100}/*/*/mlp.csv), Vidur's
-//     A100 FlashAttention times (a100-attention-tp2/attention.csv) and
-//     Vidur's NCCL all-reduce times inside DGX nodes
-//     (network/{a100,h100}_dgx/all_reduce.csv). Hopper has no attention
-//     measurement and takes the A100's attention fractions.
-//   - other families have no kernel measurements: they take the measured
-//     families' fractions and fixed costs, GEMMHalfTokens scaled with the
-//     GPU's ridge point, and the family adjustments below.
-//
-// The CPU overheads (step, per sequence, per prefill, async overlap) are
-// not kernel coefficients and are the same for every family; serving-run
-// calibration (internal/study/calibrate) replaces them.
-func DefaultProfile(g *hardware.GPU) Profile {
-	p := Profile{
-		SchemaVersion:                  ProfileSchemaVersion,
-		GEMMEfficiency:                 0.75,
-		GEMMHalfTokens:                 math.Round(gemmHalfTokensPerRidge*ridge(g)*10) / 10,
-		BandwidthEfficiency:            0.82,
-		ElementwiseBandwidthEfficiency: 0.60,
-		AttentionPrefillEfficiency:     0.35,
-		AttentionDecodeEfficiency:      0.75,
-		KernelOverheadUS:               5,
-		AttentionKernelOverheadUS:      15,
-		// Under CUDA-graph replay consecutive kernels start back to back:
-		// about 1.5 µs of fixed time per kernel remains (launch latency and
-		// tail), against the ~5 µs eager profiling measures per op;
-		// attention keeps the same ratio.
-		GraphKernelOverheadUS: 1.5,
-		// vLLM's fused-MoE Triton kernel gathers each expert's tokens and
-		// streams its weights in tiles sized for the token count; with a
-		// few tokens per expert it reaches about two thirds of the bandwidth
-		// dense GEMMs do (and less on GPUs without a tuned kernel config).
-		ExpertBandwidthEfficiency:      0.6,
-		GraphAttentionKernelOverheadUS: 5,
-		LinkEfficiency:                 0.75,
-		AllReduceLatencyUS:             40,
-		StepOverheadUS:                 1500,
-		PerSeqOverheadUS:               10,
-		PerPrefillOverheadUS:           50,
-		AsyncOverlap:                   0.8,
+//   - Elementwise kernels (norms, rotary, residual adds, activation): Vidur's
+//     H100 per-op measurements (profiling/vidur/h100, fitted in the previous
+//     step-time model) reach 0.664 of peak bandwidth; under CUDA-graph replay
+//     about 1.5 µs of fixed time per kernel remains.
+//   - EagerLaunchUS: the same measurements' eager per-kernel cost, 4.8 µs.
+//   - CPU: 1500 µs per step + 10 µs per sequence + 50 µs per prefill chunk,
+//     80% hidden under the GPU with async scheduling; these are host costs,
+//     not kernel coefficients.
+func BaseProfile() Profile {
+	return Profile{
+		SchemaVersion: ProfileSchemaVersion,
+		Source:        "base",
+		GEMM: map[string]GEMMCoeffs{FormatBF16: {Efficiency: 0.75, HalfTokens: 64, BandwidthEfficiency: 0.82,
+			OverheadUS: 3, Sharpness: 3, TileTokens: 1}},
+		MoE: map[string]MoECoeffs{},
+		Attention: AttentionCoeffs{PrefillEfficiency: 0.5, PrefillHalfWork: 1e6, PrefillOverheadUS: 10,
+			DecodeBandwidthEfficiency: 0.7, DecodeHalfBatch: 4, DecodeOverheadUS: 5},
+		Elementwise: ElementwiseCoeffs{BandwidthEfficiency: 0.664, OverheadUS: 1.5},
+		Comm: CommCoeffs{CustomLatencyUS: 5, CustomPerGPUUS: 0.5, CustomLinkEfficiency: 0.5, CustomAllReduceMaxBytes: 8 << 20,
+			NCCLLatencyUS: 10, NCCLPerGPUUS: 2, NCCLLinkEfficiency: 0.7},
+		EagerLaunchUS: 4.8,
+		CPU:           CPUCoeffs{StepOverheadUS: 1500, PerSeqOverheadUS: 10, PerPrefillOverheadUS: 50, AsyncOverlap: 0.8},
 	}
-	if p.GEMMHalfTokens <= 0 {
-		p.GEMMHalfTokens = 100
-	}
-	switch f := family(g); f {
-	case "hopper":
-		p.Source = "default: hopper (fitted to Vidur H100 SXM kernels; attention from A100)"
-		// Vidur h100/*/*/mlp.csv, 21,756 projection kernels (6 models,
-		// TP 1-8, 1-4096 tokens); the MLP (up + down) is within a median
-		// 4.7% for T ≥ 512 tokens and 2.5% for T ≤ 64.
-		p.GEMMEfficiency = 0.764
-		p.GEMMHalfTokens = math.Round(0.656*ridge(g)*10) / 10 // 194 on the H100 SXM
-		p.BandwidthEfficiency = 0.900
-		p.KernelOverheadUS = 4.78
-		// The same files' norms, rotary, activation and add, summed per
-		// layer as the model's elementwise op.
-		p.ElementwiseBandwidthEfficiency = 0.664
-		// No Hopper attention measurement: Vidur A100 attention.csv
-		// fractions (see ampere).
-		p.AttentionPrefillEfficiency = 0.353
-		p.AttentionDecodeEfficiency = 0.772
-		p.AttentionKernelOverheadUS = 14.9
-		// Vidur network/h100_dgx/all_reduce.csv, 2, 4 and 8 GPUs,
-		// 2 KiB-64 MiB (NCCL over NVLink4/NVSwitch).
-		p.AllReduceLatencyUS = 32.9
-		p.LinkEfficiency = 0.803
-	case "ampere":
-		p.Source = "default: ampere (fitted to Vidur A100 80GB kernels)"
-		// Vidur a100/*/*/mlp.csv, 36,188 projection kernels (8 models,
-		// TP 1-8, 1-32768 tokens); the MLP (up + down) is within a median
-		// 3.1% for T ≥ 512 tokens and 2.5% for T ≤ 64. The A10 and A10G
-		// (also "ampere") take these fractions unmeasured.
-		p.GEMMEfficiency = 0.750
-		p.GEMMHalfTokens = math.Round(0.6292*ridge(g)*10) / 10 // 96.3 on the A100 80GB
-		p.BandwidthEfficiency = 0.787
-		p.KernelOverheadUS = 5.13
-		// The same files' norms, rotary, activation and add per layer.
-		p.ElementwiseBandwidthEfficiency = 0.546
-		// Vidur a100-attention-tp2/attention.csv: FlashAttention prefill
-		// chunks (fitted on the q·(c+q) work the profiled kernel did) and
-		// paged decode, 32 query / 4 KV heads per GPU.
-		p.AttentionPrefillEfficiency = 0.353
-		p.AttentionDecodeEfficiency = 0.772
-		p.AttentionKernelOverheadUS = 14.9
-		// Vidur network/a100_dgx/all_reduce.csv, 2, 4 and 8 GPUs in one
-		// node, 2 KiB-64 MiB (NCCL over NVLink3/NVSwitch).
-		p.AllReduceLatencyUS = 44.7
-		p.LinkEfficiency = 0.573
-	case "blackwell":
-		p.Source = "default: blackwell (no measurements: lower GEMM efficiency, hopper's NVLink all-reduce)"
-		p.GEMMEfficiency = 0.70
-		p.AllReduceLatencyUS = 32.9
-		p.LinkEfficiency = 0.80
-	case "gddr":
-		p.Source = "default: gddr workstation/consumer cards (no measurements)"
-		p.BandwidthEfficiency = 0.88
-	case "amd":
-		p.Source = "default: amd instinct (no measurements: lower GEMM and bandwidth efficiency)"
-		p.GEMMEfficiency = 0.55
-		p.BandwidthEfficiency = 0.75
-	case "gaudi":
-		p.Source = "default: gaudi (no measurements)"
-		p.GEMMEfficiency = 0.60
-	default:
-		p.Source = "default: generic (no measurements)"
-	}
-	switch k := g.ScaleUp.Kind; {
-	case strings.HasPrefix(k, "nvlink"):
-		// vLLM's custom all-reduce: one kernel that reads the peers'
-		// buffers over NVLink, a few microseconds for decode-sized
-		// messages (NCCL's ~30 µs is what the Vidur profiles measured).
-		p.CustomAllReduceLatencyUS = 8
-	case k == "none" || strings.HasPrefix(k, "pcie"):
-		// No NVLink: NCCL all-reduces cross PCIe (peer-to-peer or through
-		// host memory), where nccl-tests report bus bandwidths of about a
-		// third of the link's one-way rate and tens of microseconds of
-		// latency per collective.
-		p.LinkEfficiency = 0.35
-		p.AllReduceLatencyUS = 50
-		p.Source += "; PCIe all-reduce"
-	}
-	return p
 }

@@ -1,12 +1,11 @@
 package steptime
 
 import (
-	"encoding/json"
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/headroom-sim/headroom/catalogs"
-	"github.com/headroom-sim/headroom/models"
 )
 
 func TestDefaultProfileEveryGPU(t *testing.T) {
@@ -19,77 +18,31 @@ func TestDefaultProfileEveryGPU(t *testing.T) {
 		if err := p.Validate(); err != nil {
 			t.Errorf("%s: %v", g.ID, err)
 		}
-		if p.GEMMHalfTokens <= 0 || p.Source == "" {
-			t.Errorf("%s: half tokens %g, source %q", g.ID, p.GEMMHalfTokens, p.Source)
-		}
-	}
-	// The fitted GPUs get their fitted half-token counts back.
-	for id, want := range map[string]float64{"a100-80gb": 96.3, "h100-sxm": 193.7} {
-		g, err := cat.GPU(id)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := DefaultProfile(g).GEMMHalfTokens; math.Abs(got-want) > 0.15 {
-			t.Errorf("%s: gemm_half_tokens %g, want %g", id, got, want)
+		sys, measured := MeasuredSystems[g.ID]
+		switch {
+		case measured && !strings.Contains(p.Source, "fitted to measured kernels: "+sys):
+			t.Errorf("%s: source %q does not name its own kernel tables", g.ID, p.Source)
+		case !measured && !strings.HasPrefix(p.Source, "template "+TemplateSystem(g)):
+			t.Errorf("%s: source %q does not name its template", g.ID, p.Source)
 		}
 	}
 }
 
-// Profiles written before elementwise_bandwidth_efficiency and
-// attention_kernel_overhead_us existed keep their behaviour.
-func TestNewFieldsDefaultToOldBehaviour(t *testing.T) {
-	cat, _ := catalogs.Builtin()
-	g, _ := cat.GPU("h100-sxm")
-	m, err := cat.Model("llama-2-7b")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var p Profile
-	old := `{"schema_version":1,"gemm_efficiency":0.7,"gemm_half_tokens":30,"bandwidth_efficiency":0.8,
-		"attention_prefill_efficiency":0.5,"attention_decode_efficiency":0.7,"kernel_overhead_us":3,
-		"link_efficiency":0.7,"all_reduce_latency_us":10,"step_overhead_us":1000,"per_seq_overhead_us":5,
-		"per_prefill_overhead_us":20,"async_overlap":0.5}`
-	if err := json.Unmarshal([]byte(old), &p); err != nil {
-		t.Fatal(err)
-	}
-	if p.ElementwiseBandwidthEfficiency != 0 || p.AttentionKernelOverheadUS != 0 {
-		t.Fatalf("new fields not zero: %+v", p)
-	}
-	sm, err := New(m, g, m.DefaultPrecision(), 1, p, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	elt := models.OpCost{DataBytes: 1e8, Count: 4}
-	if got, want := sm.OpTime(models.OpElementwise, elt), 1e8/(g.HBMBandwidthGBps*1e9*0.8)+4*3e-6; math.Abs(got-want) > 1e-12 {
-		t.Errorf("elementwise %g, want %g", got, want)
-	}
-	dec := models.OpCost{DataBytes: 1e7, FLOPs: 1e6, Count: 32}
-	if got, want := sm.OpTime(models.OpAttnDecode, dec), 1e7/(g.HBMBandwidthGBps*1e9*0.7)+32*3e-6; math.Abs(got-want) > 1e-12 {
-		t.Errorf("decode attention %g, want %g", got, want)
-	}
-	p.ElementwiseBandwidthEfficiency, p.AttentionKernelOverheadUS = 0.5, 15
-	sm, _ = New(m, g, m.DefaultPrecision(), 1, p, false)
-	if got, want := sm.OpTime(models.OpElementwise, elt), 1e8/(g.HBMBandwidthGBps*1e9*0.5)+4*3e-6; math.Abs(got-want) > 1e-12 {
-		t.Errorf("elementwise with its own efficiency %g, want %g", got, want)
-	}
-	if got, want := sm.OpTime(models.OpAttnDecode, dec), 1e7/(g.HBMBandwidthGBps*1e9*0.7)+32*15e-6; math.Abs(got-want) > 1e-12 {
-		t.Errorf("decode attention with its own overhead %g, want %g", got, want)
-	}
-}
-
-func TestValidateNewFields(t *testing.T) {
-	cat, _ := catalogs.Builtin()
-	g, _ := cat.GPU("a100-80gb")
-	for _, bad := range []func(p *Profile){
-		func(p *Profile) { p.ElementwiseBandwidthEfficiency = 1.5 },
-		func(p *Profile) { p.ElementwiseBandwidthEfficiency = -0.1 },
-		func(p *Profile) { p.AttentionKernelOverheadUS = -1 },
-		func(p *Profile) { p.AttentionKernelOverheadUS = math.NaN() },
+func TestValidateRejects(t *testing.T) {
+	for name, bad := range map[string]func(p *Profile){
+		"gemm.bf16.efficiency":             func(p *Profile) { c := p.GEMM[FormatBF16]; c.Efficiency = 1.5; p.GEMM[FormatBF16] = c },
+		"gemm.bf16.overhead_us":            func(p *Profile) { c := p.GEMM[FormatBF16]; c.OverheadUS = math.NaN(); p.GEMM[FormatBF16] = c },
+		"attention.decode_overhead_us":     func(p *Profile) { p.Attention.DecodeOverheadUS = -1 },
+		"elementwise.bandwidth_efficiency": func(p *Profile) { p.Elementwise.BandwidthEfficiency = 0 },
+		"cpu.async_overlap":                func(p *Profile) { p.CPU.AsyncOverlap = 2 },
+		"schema_version":                   func(p *Profile) { p.SchemaVersion = 1 },
+		"gemm.bf16":                        func(p *Profile) { delete(p.GEMM, FormatBF16) },
 	} {
-		p := DefaultProfile(g)
+		p := BaseProfile().Clone()
 		bad(&p)
-		if p.Validate() == nil {
-			t.Errorf("accepted %+v", p)
+		err := p.Validate()
+		if err == nil || !strings.Contains(err.Error(), name) {
+			t.Errorf("%s: got %v", name, err)
 		}
 	}
 }

@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"math"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -46,8 +46,8 @@ func TestFitRecoversASlowerGPU(t *testing.T) {
 	cat, _ := catalogs.Builtin()
 	g, _ := cat.GPU("h100-sxm")
 	truth := steptime.DefaultProfile(g)
-	truth.BandwidthEfficiency *= 0.8 // the "real" GPU streams weights 20% slower
-	truth.StepOverheadUS *= 1.5
+	truth.Scale.Memory = 0.8   // the "real" GPU streams weights 20% slower
+	truth.Scale.Overhead = 1.5 // and its host is slower
 	run := syntheticRun(t, truth, 150)
 	res, err := Fit(context.Background(), run, cat, Options{MaxEvaluations: 120})
 	if err != nil {
@@ -59,8 +59,8 @@ func TestFitRecoversASlowerGPU(t *testing.T) {
 	if m := res.After.MedianAPE["tpot_ms"]; m > 3 {
 		t.Errorf("TPOT median APE after the fit %.1f%%", m)
 	}
-	if res.Profile.BandwidthEfficiency >= steptime.DefaultProfile(g).BandwidthEfficiency {
-		t.Errorf("bandwidth efficiency %.3f did not move down", res.Profile.BandwidthEfficiency)
+	if m := res.Profile.Scale.Memory; !(m > 0 && m < 0.95) {
+		t.Errorf("memory speed ×%.3f did not move down towards 0.8", m)
 	}
 	if err := res.Profile.Validate(); err != nil {
 		t.Fatal(err)
@@ -109,12 +109,13 @@ func TestFileRoundTripAndErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.GPU != f.GPU || math.Abs(got.Profile.GEMMEfficiency-f.Profile.GEMMEfficiency) > 1e-12 {
+	if got.GPU != f.GPU || !reflect.DeepEqual(got.Profile, f.Profile) {
 		t.Fatalf("round trip changed the file: %+v", got)
 	}
 	for _, c := range []struct{ name, body, want string }{
 		{"not json", "nope", "not a headroom calibration file"},
-		{"bad coefficient", `{"kind":"headroom.calibration","schema_version":1,"profile":{"gemm_efficiency":3}}`, "gemm_efficiency"},
+		{"bad coefficient", `{"kind":"headroom.calibration","schema_version":1,"profile":{"schema_version":2,"gemm":{"bf16":{"efficiency":3}}}}`, "gemm.bf16.efficiency"},
+		{"old profile", `{"kind":"headroom.calibration","schema_version":1,"profile":{"schema_version":1,"gemm_efficiency":0.5}}`, "run headroom calibrate again"},
 		{"newer schema", `{"kind":"headroom.calibration","schema_version":99,"profile":{"gemm_efficiency":0.5}}`, "newer"},
 	} {
 		if _, err := Read(strings.NewReader(c.body), "x.json"); err == nil || !strings.Contains(err.Error(), c.want) {

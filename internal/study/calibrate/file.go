@@ -62,7 +62,7 @@ func Read(r io.Reader, name string) (*File, error) {
 	dec := json.Unmarshal(b, &f)
 	if dec != nil || f.Kind != FileKind {
 		var p steptime.Profile
-		if err := json.Unmarshal(b, &p); err != nil || p.GEMMEfficiency == 0 {
+		if err := json.Unmarshal(b, &p); err != nil || p.SchemaVersion == 0 {
 			return nil, fmt.Errorf("%s: %w", name, ErrNotCalibration)
 		}
 		f = File{SchemaVersion: FileSchemaVersion, Kind: FileKind, Profile: p}

@@ -6,53 +6,32 @@ import (
 	"github.com/headroom-sim/headroom/sim/steptime"
 )
 
-// scaled moves a group of coefficients together by one factor, so a fit
-// on one run adjusts what that run can identify — compute speed, memory
-// speed, fixed overheads — rather than trading coefficients it cannot tell
-// apart (a run of a large model barely sees the per-step overhead that
-// dominates a small one).
+// scaled is one calibration factor: a resource class of the step-time
+// model whose predicted times a fit on one run moves together — compute
+// speed, memory speed, fixed overheads, the fused-MoE kernel, the link —
+// rather than trading coefficients the run cannot tell apart (a run of a
+// large model barely sees the per-step overhead that dominates a small
+// one). The factors are the profile's Scale fields, which both the
+// formula and the measured-table backends apply.
 type scaled struct {
-	name   string
-	fields []func(*steptime.Profile) *float64
-	caps   []float64 // upper bound of each field (efficiencies: 1)
+	name  string
+	field func(*steptime.Scales) *float64
 }
 
-// groups are the scale factors a fit adjusts; the link group only when
-// the run used tensor parallelism.
+// groups are the scale factors a fit adjusts; the experts group only for
+// a mixture-of-experts model and the link group only when the run used
+// tensor parallelism.
 func groups(tp int, moe bool) []scaled {
 	gs := []scaled{
-		{"compute", []func(*steptime.Profile) *float64{
-			func(p *steptime.Profile) *float64 { return &p.GEMMEfficiency },
-			func(p *steptime.Profile) *float64 { return &p.AttentionPrefillEfficiency },
-		}, []float64{1, 1}},
-		{"memory", []func(*steptime.Profile) *float64{
-			func(p *steptime.Profile) *float64 { return &p.BandwidthEfficiency },
-			func(p *steptime.Profile) *float64 { return &p.AttentionDecodeEfficiency },
-			func(p *steptime.Profile) *float64 { return &p.ElementwiseBandwidthEfficiency },
-		}, []float64{1, 1, 1}},
-		{"overhead", []func(*steptime.Profile) *float64{
-			func(p *steptime.Profile) *float64 { return &p.StepOverheadUS },
-			func(p *steptime.Profile) *float64 { return &p.PerSeqOverheadUS },
-			func(p *steptime.Profile) *float64 { return &p.PerPrefillOverheadUS },
-			func(p *steptime.Profile) *float64 { return &p.KernelOverheadUS },
-			func(p *steptime.Profile) *float64 { return &p.AttentionKernelOverheadUS },
-			func(p *steptime.Profile) *float64 { return &p.GraphKernelOverheadUS },
-			func(p *steptime.Profile) *float64 { return &p.GraphAttentionKernelOverheadUS },
-		}, []float64{1e9, 1e9, 1e9, 1e9, 1e9, 1e9, 1e9}},
+		{"compute", func(s *steptime.Scales) *float64 { return &s.Compute }},
+		{"memory", func(s *steptime.Scales) *float64 { return &s.Memory }},
+		{"overhead", func(s *steptime.Scales) *float64 { return &s.Overhead }},
 	}
 	if moe {
-		// Only a run of a mixture-of-experts model exercises the fused-MoE
-		// kernel; others leave it at its default.
-		gs = append(gs, scaled{"experts", []func(*steptime.Profile) *float64{
-			func(p *steptime.Profile) *float64 { return &p.ExpertBandwidthEfficiency },
-		}, []float64{1}})
+		gs = append(gs, scaled{"experts", func(s *steptime.Scales) *float64 { return &s.Experts }})
 	}
 	if tp > 1 {
-		gs = append(gs, scaled{"link", []func(*steptime.Profile) *float64{
-			func(p *steptime.Profile) *float64 { return &p.LinkEfficiency },
-		}, []float64{1}}, scaled{"link_latency", []func(*steptime.Profile) *float64{
-			func(p *steptime.Profile) *float64 { return &p.AllReduceLatencyUS },
-		}, []float64{1e9}})
+		gs = append(gs, scaled{"link", func(s *steptime.Scales) *float64 { return &s.Link }})
 	}
 	return gs
 }
@@ -60,15 +39,19 @@ func groups(tp int, moe bool) []scaled {
 // scaleBounds are the factors a group may move by: 1/4 to 4.
 const scaleLo, scaleHi = 0.25, 4.0
 
-// applyScales multiplies base's groups by exp(x[i]), within the caps.
+// applyScales multiplies base's scales by exp(x[i]) within the bounds.
+// Compute, memory, experts and link are speeds (a factor above one makes
+// those kernels faster); overhead multiplies the fixed costs.
 func applyScales(base steptime.Profile, gs []scaled, x []float64) steptime.Profile {
-	p := base
+	p := base.Clone()
 	for i, g := range gs {
 		f := math.Min(math.Max(math.Exp(x[i]), scaleLo), scaleHi)
-		for j, field := range g.fields {
-			v := field(&p)
-			*v = math.Min(*v*f, g.caps[j])
+		v := g.field(&p.Scale)
+		cur := *v
+		if cur == 0 {
+			cur = 1
 		}
+		*v = cur * f
 	}
 	return p
 }

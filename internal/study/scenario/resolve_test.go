@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -65,7 +66,7 @@ func TestResolveDefault(t *testing.T) {
 		t.Errorf("engine %+v, want %+v", c.Engine, eng)
 	case res.Memory != mp || c.NumGPUBlocks != mp.NumGPUBlocks || c.BlockBytes != mp.BlockBytes:
 		t.Errorf("memory %+v / %d blocks, want %+v", res.Memory, c.NumGPUBlocks, mp)
-	case c.Profile != steptime.DefaultProfile(g):
+	case !reflect.DeepEqual(c.Profile, steptime.DefaultProfile(g)):
 		t.Errorf("profile %+v, want the GPU's default", c.Profile)
 	case c.Seed != 1 || c.Report.StallThresholdMS != 300 || c.Report.Timeseries || c.SLA != nil || c.NetworkRTTMS != 0:
 		t.Errorf("seed %d report %+v sla %v rtt %v", c.Seed, c.Report, c.SLA, c.NetworkRTTMS)
@@ -227,7 +228,7 @@ func TestResolveFiles(t *testing.T) {
 	t.Run("calibration", func(t *testing.T) {
 		g, _ := builtin(t).GPU("h100-sxm")
 		p := steptime.DefaultProfile(g)
-		p.StepOverheadUS *= 2
+		p.CPU.StepOverheadUS *= 2
 		s := scenario.Default()
 		s.Calibration = "mine"
 		env := env
@@ -238,7 +239,7 @@ func TestResolveFiles(t *testing.T) {
 			return &p, nil
 		}
 		res, err := s.Resolve(env)
-		if err != nil || res.Config.Profile != p {
+		if err != nil || !reflect.DeepEqual(res.Config.Profile, p) {
 			t.Fatalf("calibration: %v, profile %+v", err, res)
 		}
 		s.Calibration = "theirs"

@@ -1,0 +1,219 @@
+package kerneldb
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/headroom-sim/headroom/sim/steptime"
+)
+
+// Bounds on the shapes a row may carry: a table row outside them is a
+// corrupt or foreign file, refused with the row named rather than stored.
+const (
+	maxDim     = 1 << 24 // GEMM m, n, k; tokens; lengths
+	maxBatch   = 1 << 20
+	maxGPUs    = 1 << 12
+	maxLatency = 3600e3 // ms: one kernel call over an hour is not a measurement
+)
+
+func checkLatency(i int, ms float64) error {
+	if !(ms > 0) || ms > maxLatency || math.IsInf(ms, 0) {
+		return fmt.Errorf("row %d: latency %g ms is not a positive duration", i+1, ms)
+	}
+	return nil
+}
+
+func checkDim(i int, name string, v int64, hi int64) error {
+	if v < 0 || v > hi {
+		return fmt.Errorf("row %d: %s %d is not in [0, %d]", i+1, name, v, hi)
+	}
+	return nil
+}
+
+// gemmFormats maps the tables' gemm_dtype and moe_dtype codes to the
+// step-time model's kernel formats; other codes are skipped.
+var gemmFormats = map[string]string{
+	"bfloat16":    steptime.FormatBF16,
+	"fp8":         steptime.FormatFP8,
+	"fp8_block":   steptime.FormatFP8Block,
+	"nvfp4":       steptime.FormatNVFP4,
+	"int4_wo":     steptime.FormatINT4,
+	"w4a16_mxfp4": steptime.FormatMXFP4,
+}
+
+func addGEMM(db *steptime.KernelDB, rows []gemmRow) error {
+	for i, r := range rows {
+		f, ok := gemmFormats[r.GEMMDType]
+		if !ok {
+			continue
+		}
+		for _, d := range []struct {
+			name string
+			v    int64
+		}{{"m", r.M}, {"n", r.N}, {"k", r.K}} {
+			if err := checkDim(i, d.name, d.v, maxDim); err != nil {
+				return err
+			}
+		}
+		if err := checkLatency(i, r.Latency); err != nil {
+			return err
+		}
+		if r.M == 0 || r.N == 0 || r.K == 0 {
+			continue
+		}
+		db.AddGEMM(f, int(r.M), int(r.N), int(r.K), r.Latency*1e-3)
+	}
+	return nil
+}
+
+func kvDType(s string) (string, bool) {
+	switch s {
+	case "bfloat16", "float16", "bf16", "fp16":
+		return "bf16", true
+	case "fp8", "fp8_e4m3":
+		return "fp8", true
+	}
+	return "", false
+}
+
+func addAttention(db *steptime.KernelDB, rows []attentionRow, context bool) error {
+	for i, r := range rows {
+		kv, ok := kvDType(r.KVCacheDType)
+		if !ok {
+			continue
+		}
+		for _, d := range []struct {
+			name string
+			v    int64
+			hi   int64
+		}{{"batch_size", r.BatchSize, maxBatch}, {"isl", r.ISL, maxDim}, {"step", r.Step, maxDim},
+			{"num_heads", r.NumHeads, 4096}, {"num_key_value_heads", r.NumKVHeads, 4096},
+			{"head_dim", r.HeadDim, 4096}, {"window_size", r.WindowSize, maxDim}} {
+			if err := checkDim(i, d.name, d.v, d.hi); err != nil {
+				return err
+			}
+		}
+		if err := checkLatency(i, r.Latency); err != nil {
+			return err
+		}
+		if r.BatchSize == 0 || r.NumHeads == 0 || r.NumKVHeads == 0 || r.HeadDim == 0 {
+			continue
+		}
+		k := steptime.AttentionKey{KVDType: kv, HeadDim: int(r.HeadDim), Window: int(r.WindowSize),
+			Heads: int(r.NumHeads), KVHeads: int(r.NumKVHeads)}
+		if context {
+			if r.ISL == 0 {
+				continue
+			}
+			db.AddContextAttention(k, int(r.BatchSize), int(r.ISL), r.Latency*1e-3)
+			continue
+		}
+		// step is the KV length including the token being decoded.
+		if r.Step == 0 {
+			continue
+		}
+		db.AddDecodeAttention(k, int(r.BatchSize), int(r.Step), r.Latency*1e-3)
+	}
+	return nil
+}
+
+func addMoE(db *steptime.KernelDB, rows []moeRow) error {
+	for i, r := range rows {
+		f, ok := gemmFormats[r.MoEDType]
+		if !ok {
+			continue
+		}
+		for _, d := range []struct {
+			name string
+			v    int64
+			hi   int64
+		}{{"num_tokens", r.NumTokens, maxDim}, {"hidden_size", r.HiddenSize, maxDim}, {"inter_size", r.InterSize, maxDim},
+			{"topk", r.TopK, 4096}, {"num_experts", r.NumExperts, 1 << 16}, {"moe_tp_size", r.MoETPSize, maxGPUs}, {"moe_ep_size", r.MoEEPSize, maxGPUs}} {
+			if err := checkDim(i, d.name, d.v, d.hi); err != nil {
+				return err
+			}
+		}
+		if err := checkLatency(i, r.Latency); err != nil {
+			return err
+		}
+		if r.NumTokens == 0 || r.TopK == 0 || r.NumExperts == 0 {
+			continue
+		}
+		k := steptime.MoEKey{Format: f, Routing: r.Distribution, Hidden: int(r.HiddenSize), Inter: int(r.InterSize),
+			TopK: int(r.TopK), Experts: int(r.NumExperts), TP: int(max(r.MoETPSize, 1)), EP: int(max(r.MoEEPSize, 1))}
+		db.AddMoE(k, int(r.NumTokens), r.Latency*1e-3)
+	}
+	return nil
+}
+
+// elementBytes is the element size of the comm tables' dtype codes.
+func elementBytes(s string) float64 {
+	switch s {
+	case "bfloat16", "half", "float16", "fp16", "bf16":
+		return 2
+	case "int8", "fp8":
+		return 1
+	case "float", "float32", "fp32":
+		return 4
+	}
+	return 0
+}
+
+func addAllReduce(db *steptime.KernelDB, rows []allReduceRow) error {
+	for i, r := range rows {
+		eb := elementBytes(r.DType)
+		if eb == 0 {
+			continue
+		}
+		if err := checkDim(i, "num_gpus", r.NumGPUs, maxGPUs); err != nil {
+			return err
+		}
+		if err := checkDim(i, "message_size", r.MessageSize, 1<<40); err != nil {
+			return err
+		}
+		if err := checkLatency(i, r.Latency); err != nil {
+			return err
+		}
+		var eager bool
+		switch r.Backend {
+		case "vllm_graph":
+		case "vllm_eager":
+			eager = true
+		default:
+			continue
+		}
+		if r.NumGPUs < 2 || r.MessageSize == 0 {
+			continue
+		}
+		db.AddAllReduce(int(r.NumGPUs), eager, float64(r.MessageSize)*eb, r.Latency*1e-3)
+	}
+	return nil
+}
+
+func addNCCL(db *steptime.KernelDB, rows []ncclRow) error {
+	for i, r := range rows {
+		// One element type is enough: the curves are per byte.
+		if r.DType != "half" {
+			continue
+		}
+		if err := checkDim(i, "num_gpus", r.NumGPUs, maxGPUs); err != nil {
+			return err
+		}
+		if err := checkDim(i, "message_size", r.MessageSize, 1<<40); err != nil {
+			return err
+		}
+		if err := checkLatency(i, r.Latency); err != nil {
+			return err
+		}
+		switch r.OpName {
+		case "all_reduce", "all_gather", "reduce_scatter", "alltoall":
+		default:
+			continue
+		}
+		if r.NumGPUs < 2 || r.MessageSize == 0 {
+			continue
+		}
+		db.AddNCCL(r.OpName, int(r.NumGPUs), float64(r.MessageSize)*2, r.Latency*1e-3)
+	}
+	return nil
+}

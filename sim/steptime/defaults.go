@@ -1,0 +1,116 @@
+package steptime
+
+import (
+	"embed"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/headroom-sim/headroom/hardware"
+)
+
+// The default profiles of the measured GPUs, fitted to their kernel
+// tables by internal/study/kernelfit (regenerated with `go test
+// ./internal/study/kernelfit -update`; the test fails when a refit does not
+// reproduce them).
+//
+//go:embed profiles/*.json
+var profileFS embed.FS
+
+// MeasuredSystems maps catalog GPU ids to the kernel-table system whose
+// measurements fit their default profile.
+var MeasuredSystems = map[string]string{
+	"h100-sxm":     "h100_sxm",
+	"h200":         "h200_sxm",
+	"b200":         "b200_sxm",
+	"b300":         "b300_sxm",
+	"rtx-pro-6000": "rtx_pro_6000_server",
+}
+
+// measuredProfile returns the embedded fitted profile of system.
+func measuredProfile(system string) (Profile, bool) {
+	b, err := profileFS.ReadFile("profiles/" + system + ".json")
+	if err != nil {
+		return Profile{}, false
+	}
+	var p Profile
+	if err := json.Unmarshal(b, &p); err != nil {
+		panic(fmt.Sprintf("steptime: embedded profile %s: %v", system, err))
+	}
+	return p, true
+}
+
+// TemplateSystem is the measured system whose fitted fractions an
+// unmeasured GPU takes: its family's measured GPU.
+func TemplateSystem(g *hardware.GPU) string {
+	if s, ok := MeasuredSystems[g.ID]; ok {
+		return s
+	}
+	id := strings.ToLower(g.ID)
+	switch {
+	case strings.HasPrefix(g.MemoryType, "GDDR"):
+		// Workstation and consumer cards: GDDR memory, PCIe between GPUs.
+		return "rtx_pro_6000_server"
+	case strings.HasPrefix(id, "b3"), strings.HasPrefix(id, "gb3"):
+		return "b300_sxm"
+	case strings.HasPrefix(id, "b"), strings.HasPrefix(id, "gb"):
+		return "b200_sxm"
+	case strings.HasPrefix(id, "h2"):
+		return "h200_sxm"
+	}
+	// Hopper, and every other datacenter GPU (Ampere, AMD, Gaudi): the
+	// H100 SXM's fractions of peak on the GPU's own peaks.
+	return "h100_sxm"
+}
+
+// DefaultProfile returns the uncalibrated coefficients for g: the profile
+// fitted to g's own kernel measurements when Headroom has them (the five
+// GPUs of MeasuredSystems), else its family template's fitted fractions of
+// peak, which the formulas apply to g's own peak FLOPs, bandwidth and link
+// (Source says which). docs/steptime.md has the derivation and the
+// held-out errors.
+func DefaultProfile(g *hardware.GPU) Profile {
+	sys := TemplateSystem(g)
+	p, ok := measuredProfile(sys)
+	if !ok {
+		p = BaseProfile()
+		p.Source = "base (no fitted profile for " + sys + ")"
+	}
+	p = p.Clone()
+	if _, measured := MeasuredSystems[g.ID]; measured {
+		return p
+	}
+	p.Source = fmt.Sprintf("template %s (%s) on %s's peaks", sys, p.Source, g.ID)
+	switch {
+	case g.Vendor == "amd":
+		// No measurements: ROCm GEMMs reach a lower fraction of peak.
+		scaleGEMM(&p, 0.75)
+		p.Source += "; amd: GEMM efficiency × 0.75 (unmeasured)"
+	case g.Vendor == "intel":
+		scaleGEMM(&p, 0.8)
+		p.Source += "; gaudi: GEMM efficiency × 0.8 (unmeasured)"
+	}
+	if k := g.ScaleUp.Kind; k == "none" || strings.HasPrefix(k, "pcie") {
+		if !strings.HasPrefix(sys, "rtx") {
+			// A PCIe-only GPU on an NVLink template: NCCL over PCIe
+			// reaches about a third of the link's rate, and vLLM's
+			// custom all-reduce is off beyond two GPUs.
+			p.Comm.NCCLLinkEfficiency = 0.35
+			p.Comm.CustomMaxBytesByGPUs = map[int]float64{}
+			p.Comm.CustomAllReduceMaxBytes = 0
+			p.Source += "; PCIe all-reduce"
+		}
+	}
+	return p
+}
+
+func scaleGEMM(p *Profile, f float64) {
+	for k, c := range p.GEMM {
+		c.Efficiency *= f
+		p.GEMM[k] = c
+	}
+	for k, c := range p.MoE {
+		c.Efficiency *= f
+		p.MoE[k] = c
+	}
+}

@@ -1,0 +1,234 @@
+package steptime
+
+import (
+	"math"
+	"sort"
+)
+
+// AttentionShape is an attention call to look up: per-GPU heads, head
+// dimension, KV element size and window of the key, and the per-sequence
+// work.
+type AttentionShape struct {
+	Key AttentionKey
+	// KVBytes is one KV element's size (2 for bf16, 1 for fp8).
+	KVBytes float64
+}
+
+// prefillIdeal is the ideal time of batch causal prompts of length s.
+func (a AttentionShape) prefillIdeal(roof Roof, batch, s float64) float64 {
+	h, kv, d := float64(a.Key.Heads), float64(a.Key.KVHeads), float64(a.Key.HeadDim)
+	pairs := s * (s + 1) / 2
+	if w := float64(a.Key.Window); w > 0 && s > w {
+		pairs = w*(w+1)/2 + (s-w)*w
+	}
+	flops := batch * 4 * h * d * pairs
+	bytes := batch * s * (4*h*d + 2*kv*d*a.KVBytes)
+	return roof.time(flops, bytes)
+}
+
+// decodeIdeal is the ideal time of batch decode tokens over kvLen cached
+// tokens each.
+func (a AttentionShape) decodeIdeal(roof Roof, batch, kvLen float64) float64 {
+	h, kv, d := float64(a.Key.Heads), float64(a.Key.KVHeads), float64(a.Key.HeadDim)
+	if w := float64(a.Key.Window); w > 0 {
+		kvLen = math.Min(kvLen, w)
+	}
+	flops := batch * 4 * h * d * kvLen
+	bytes := batch * (2*kv*d*kvLen*a.KVBytes + 4*h*d)
+	return roof.time(flops, bytes)
+}
+
+// LookupContextAttention returns the measured prefill attention time of
+// batch causal prompts of length s (fractional s stands for a mix of chunks
+// with the same work), interpolated on utilisation over batch and length.
+// A head configuration that was not measured takes the nearest measured
+// one's utilisation (same head dimension, KV type and window); ok is false
+// when there is none.
+func (db *KernelDB) LookupContextAttention(a AttentionShape, batch, s float64, roof Roof) (float64, bool) {
+	g, key := nearestAttention(db.context, a.Key)
+	if g == nil || batch < 1 || s < 1 {
+		return 0, false
+	}
+	src := a
+	src.Key = key
+	lat := g.at(batch, s, func(b, x float64) float64 { return src.prefillIdeal(roof, b, x) })
+	if key != a.Key {
+		lat *= a.prefillIdeal(roof, batch, s) / src.prefillIdeal(roof, batch, s)
+	}
+	return lat, true
+}
+
+// LookupDecodeAttention returns the measured decode attention time of
+// batch sequences with kvLen cached tokens each (the mean, for a mixed
+// batch: decode attention streams every sequence's KV, so the total is what
+// counts).
+func (db *KernelDB) LookupDecodeAttention(a AttentionShape, batch, kvLen float64, roof Roof) (float64, bool) {
+	g, key := nearestAttention(db.decode, a.Key)
+	if g == nil || batch < 1 || kvLen < 1 {
+		return 0, false
+	}
+	src := a
+	src.Key = key
+	lat := g.at(batch, kvLen, func(b, x float64) float64 { return src.decodeIdeal(roof, b, x) })
+	if key != a.Key {
+		lat *= a.decodeIdeal(roof, batch, kvLen) / src.decodeIdeal(roof, batch, kvLen)
+	}
+	return lat, true
+}
+
+// nearestAttention is the grid for k, or for the measured head
+// configuration nearest to it (log distance in query and KV heads) with the
+// same KV type, head dimension and window.
+func nearestAttention(m map[AttentionKey]*grid2, k AttentionKey) (*grid2, AttentionKey) {
+	if g := m[k]; g != nil {
+		return g, k
+	}
+	var best *grid2
+	var bestKey AttentionKey
+	bestD := math.Inf(1)
+	for c, g := range m {
+		if c.KVDType != k.KVDType || c.HeadDim != k.HeadDim || c.Window != k.Window || c.Heads < 1 || c.KVHeads < 1 {
+			continue
+		}
+		d := math.Abs(math.Log(float64(k.Heads)/float64(c.Heads))) + math.Abs(math.Log(float64(k.KVHeads)/float64(c.KVHeads)))
+		if d < bestD || (d == bestD && lessKey(c, bestKey)) {
+			best, bestKey, bestD = g, c, d
+		}
+	}
+	return best, bestKey
+}
+
+func lessKey(a, b AttentionKey) bool {
+	if a.Heads != b.Heads {
+		return a.Heads < b.Heads
+	}
+	return a.KVHeads < b.KVHeads
+}
+
+// at interpolates the grid at (batch, x) on utilisation: along x within
+// each measured batch row, then linearly in batch between rows; beyond the
+// largest batch the utilisation holds.
+func (g *grid2) at(batch, x float64, ideal func(b, x float64) float64) float64 {
+	bs := g.batches
+	row := func(b int) float64 {
+		fb := float64(b)
+		return g.rows[b].At(x, func(v float64) float64 { return ideal(fb, v) })
+	}
+	j := sort.Search(len(bs), func(i int) bool { return float64(bs[i]) >= batch })
+	switch {
+	case j < len(bs) && float64(bs[j]) == batch:
+		return row(bs[j])
+	case j == 0:
+		return row(bs[0]) // fewer sequences than measured: the smallest batch's fixed cost holds
+	case j == len(bs):
+		b := bs[len(bs)-1]
+		return row(b) * ideal(batch, x) / ideal(float64(b), x)
+	}
+	b0, b1 := bs[j-1], bs[j]
+	w := (batch - float64(b0)) / float64(b1-b0)
+	u0 := ideal(float64(b0), x) / row(b0)
+	u1 := ideal(float64(b1), x) / row(b1)
+	return ideal(batch, x) / (u0*(1-w) + u1*w)
+}
+
+// LookupMoE returns the measured fused-MoE time for tokens tokens entering
+// the layer (the whole batch, every data-parallel rank's for expert
+// parallelism); ok is false for a configuration that was not measured.
+// flopsPerToken and weightBytes describe the rank's work for holding the
+// utilisation beyond the measured token range.
+func (db *KernelDB) LookupMoE(k MoEKey, tokens int, roof Roof, flopsPerToken, weightBytes float64) (float64, bool) {
+	c := db.moe[k]
+	if c == nil || c.Len() == 0 || tokens < 1 {
+		return 0, false
+	}
+	return c.At(float64(tokens), func(x float64) float64 {
+		return roof.time(x*flopsPerToken, weightBytes)
+	}), true
+}
+
+// MoEConfigs lists the measured fused-MoE configurations.
+func (db *KernelDB) MoEConfigs() []MoEKey {
+	out := make([]MoEKey, 0, len(db.moe))
+	for k := range db.moe {
+		out = append(out, k)
+	}
+	sort.Slice(out, func(i, j int) bool { return moeLess(out[i], out[j]) })
+	return out
+}
+
+func moeLess(a, b MoEKey) bool {
+	switch {
+	case a.Format != b.Format:
+		return a.Format < b.Format
+	case a.Routing != b.Routing:
+		return a.Routing < b.Routing
+	case a.Hidden != b.Hidden:
+		return a.Hidden < b.Hidden
+	case a.Inter != b.Inter:
+		return a.Inter < b.Inter
+	case a.Experts != b.Experts:
+		return a.Experts < b.Experts
+	case a.TopK != b.TopK:
+		return a.TopK < b.TopK
+	case a.TP != b.TP:
+		return a.TP < b.TP
+	}
+	return a.EP < b.EP
+}
+
+// LookupAllReduce returns the measured time of vLLM's tensor-parallel
+// all-reduce of bytes per rank over gpus GPUs (the custom kernel, or
+// whatever vLLM dispatches to at that size), replayed in a CUDA graph or
+// eager; ok is false for a GPU count that was not measured.
+func (db *KernelDB) LookupAllReduce(gpus int, eager bool, bytes float64) (float64, bool) {
+	c := db.allReduce[commKey{"all_reduce", gpus, eager}]
+	if c == nil && eager {
+		c = db.allReduce[commKey{"all_reduce", gpus, false}]
+	}
+	if c == nil || c.Len() == 0 || !(bytes > 0) {
+		return 0, false
+	}
+	return c.At(bytes, nil), true
+}
+
+// LookupNCCL returns the measured time of an NCCL collective over gpus
+// GPUs with a buffer of bytes (nccl-tests' size convention).
+func (db *KernelDB) LookupNCCL(op string, gpus int, bytes float64) (float64, bool) {
+	c := db.nccl[commKey{op, gpus, false}]
+	if c == nil || c.Len() == 0 || !(bytes > 0) {
+		return 0, false
+	}
+	return c.At(bytes, nil), true
+}
+
+func (c *Curve) has(x float64) bool {
+	i, w, ok := c.bracket(x)
+	return ok && ((w == 0 && c.X[i] == x) || (w == 1 && c.X[i+1] == x))
+}
+
+func (db *KernelDB) hasGEMM(format string, m, n, k int) bool {
+	t := db.gemm[format]
+	if t == nil {
+		return false
+	}
+	c := t.sites[[2]int{n, k}]
+	return c != nil && c.has(float64(m))
+}
+
+func (db *KernelDB) hasDecode(k AttentionKey, batch int, kvLen float64) bool {
+	g := db.decode[k]
+	if g == nil || g.rows[batch] == nil {
+		return false
+	}
+	return g.rows[batch].has(kvLen)
+}
+
+func (db *KernelDB) hasMoE(k MoEKey, tokens int) bool {
+	c := db.moe[k]
+	return c != nil && c.has(float64(tokens))
+}
+
+func (db *KernelDB) hasAllReduce(gpus int, eager bool, bytes float64) bool {
+	c := db.allReduce[commKey{"all_reduce", gpus, eager}]
+	return c != nil && c.has(bytes)
+}

@@ -1,0 +1,263 @@
+package steptime
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/headroom-sim/headroom/models"
+)
+
+// Kernel is one kind of kernel in a step, for explanations: every call of
+// it in the pass (usually one per layer) summed.
+type Kernel struct {
+	Op    models.OpKind
+	Name  string
+	Count int
+	// Shape describes one call (GEMM m×n×k and format, attention batch and
+	// lengths, collective bytes).
+	Shape string
+	Sec   float64
+	Bound Bound
+	// Source is where the time comes from: the kernel table (measured, or
+	// interpolated between measured shapes) or the formula.
+	Source string
+	// MeasuredSec is one call's measured time when the table holds this
+	// exact shape (0: none), to set beside the prediction.
+	MeasuredSec float64
+}
+
+type visitor func(Kernel)
+
+func (s *Model) formulaSource() string { return "formula (" + s.prof.Source + ")" }
+
+func (s *Model) tableSource(table string, exact bool) string {
+	if exact {
+		return "table " + s.db.System + " " + table + " (measured shape)"
+	}
+	return "table " + s.db.System + " " + table + " (interpolated)"
+}
+
+// eager reports whether a step of t token rows launches its kernels from
+// the host rather than replaying a CUDA graph.
+func (s *Model) eager(t int) bool { return t > s.graphTokens }
+
+// launchFloor applies the host launch time to an eagerly launched kernel.
+func (s *Model) launchFloor(sec float64, calls int, eager bool) float64 {
+	if !eager || s.prof.EagerLaunchUS <= 0 {
+		return sec
+	}
+	return math.Max(sec, float64(calls)*s.prof.EagerLaunchUS*1e-6*s.prof.Scale.speed().Overhead)
+}
+
+// scaleMeasured applies the calibration scales to a measured latency,
+// by the resource the kernel is bound by at that shape.
+func (s *Model) scaleMeasured(sec float64, b Bound) float64 {
+	sc := s.prof.Scale.speed()
+	switch b {
+	case BoundCompute:
+		return sec / sc.Compute
+	case BoundMemory:
+		return sec / sc.Memory
+	case BoundLink:
+		return sec / sc.Link
+	}
+	return sec * sc.Overhead
+}
+
+// gemm is the time of one call of g with m token rows.
+func (s *Model) gemm(g models.GEMMShape, m int, eager bool, visit visitor) float64 {
+	ft, bound := FormulaGEMM(&s.prof, s.hw, g.Format, m, g.N, g.K)
+	sec, src, measured := ft, "", 0.0
+	if s.db != nil {
+		wb, ab := FormatBytes(g.Format)
+		if t, ok := s.db.LookupGEMM(g.Format, m, g.N, g.K, s.hw.Roof(g.Format), wb, ab); ok {
+			sec = s.scaleMeasured(t, bound)
+			if visit != nil {
+				exact := s.db.hasGEMM(g.Format, m, g.N, g.K)
+				src = s.tableSource("gemm/"+g.Format, exact)
+				if exact {
+					measured = t
+				}
+			}
+		}
+	}
+	sec = s.launchFloor(sec, 1, eager)
+	if visit != nil {
+		if src == "" {
+			src = s.formulaSource()
+		}
+		visit(Kernel{Op: g.Op, Name: g.Name, Count: g.Count, Shape: fmt.Sprintf("m=%d n=%d k=%d %s", m, g.N, g.K, g.Format),
+			Sec: sec * float64(g.Count), Bound: bound, Source: src, MeasuredSec: measured})
+	}
+	return sec * float64(g.Count)
+}
+
+// denseTime is the time of every kernel whose cost depends only on the
+// step's token rows t: the projections and dense MLP, the router, the
+// elementwise kernels and the tensor-parallel all-reduces.
+func (s *Model) denseTime(t int, visit visitor) float64 {
+	eager := s.eager(t)
+	var sum float64
+	for _, g := range s.shapes.GEMMs {
+		if g.PerSampled {
+			continue
+		}
+		sum += s.gemm(g, t, eager, visit)
+	}
+	sh := &s.shapes
+	elt := FormulaElementwise(&s.prof, s.hw, float64(t)*sh.ElementwiseBytesPerToken, sh.ElementwiseKernels)
+	elt = s.launchFloor(elt, sh.ElementwiseKernels, eager)
+	sum += elt
+	if visit != nil {
+		visit(Kernel{Op: models.OpElementwise, Name: "norms, rotary, residual, activation", Count: sh.ElementwiseKernels,
+			Shape: fmt.Sprintf("%d tokens, %.0f B/token", t, sh.ElementwiseBytesPerToken), Sec: elt, Bound: BoundMemory, Source: s.formulaSource()})
+	}
+	if n := sh.AllReducesPerPass; n > 0 && s.tp > 1 {
+		bytes := float64(t) * float64(sh.Hidden) * sh.ActBytes
+		one, src, measured := s.allReduce(bytes, eager, visit != nil)
+		sum += one * float64(n)
+		if visit != nil {
+			b := BoundLink
+			if one < 20e-6 {
+				b = BoundOverhead
+			}
+			visit(Kernel{Op: models.OpAllReduce, Name: "tensor-parallel all-reduce", Count: n,
+				Shape: fmt.Sprintf("%.0f KiB over %d GPUs", bytes/1024, s.tp), Sec: one * float64(n), Bound: b, Source: src, MeasuredSec: measured})
+		}
+	}
+	return sum
+}
+
+// allReduce is one tensor-parallel all-reduce of bytes per rank.
+func (s *Model) allReduce(bytes float64, eager, explain bool) (sec float64, src string, measured float64) {
+	if s.db != nil {
+		if t, ok := s.db.LookupAllReduce(s.tp, eager, bytes); ok {
+			if explain {
+				exact := s.db.hasAllReduce(s.tp, eager, bytes)
+				src = s.tableSource("comm/custom_allreduce", exact)
+				if exact {
+					measured = t
+				}
+			}
+			return s.scaleMeasured(t, BoundLink), src, measured
+		}
+	}
+	t, _ := FormulaAllReduce(&s.prof, s.hw, s.tp, bytes)
+	if explain {
+		src = s.formulaSource()
+	}
+	return s.launchFloor(t, 1, eager), src, 0
+}
+
+// sampledTime is the time of the kernels that run on the sampled
+// positions only: the LM head, the logits gather over TP ranks and the
+// sampler.
+func (s *Model) sampledTime(n int, eager bool, visit visitor) float64 {
+	if n <= 0 {
+		return 0
+	}
+	var sum float64
+	for _, g := range s.shapes.GEMMs {
+		if g.PerSampled {
+			sum += s.gemm(g, n, eager, visit)
+			if s.tp > 1 {
+				// The logits of every rank's vocabulary slice are gathered
+				// (fp32) before sampling.
+				bytes := float64(n) * float64(g.N) * 4 * float64(s.tp)
+				t, _ := FormulaNCCL(&s.prof, s.hw, "all_gather", s.tp, bytes)
+				src := s.formulaSource()
+				if s.db != nil {
+					if mt, ok := s.db.LookupNCCL("all_gather", s.tp, bytes); ok {
+						t, src = s.scaleMeasured(mt, BoundLink), s.tableSource("comm/nccl all_gather", false)
+					}
+				}
+				sum += t
+				if visit != nil {
+					visit(Kernel{Op: models.OpAllReduce, Name: "logits gather", Count: 1, Shape: fmt.Sprintf("%.0f KiB over %d GPUs", bytes/1024, s.tp),
+						Sec: t, Bound: BoundLink, Source: src})
+				}
+			}
+			// Sampling: softmax, top-k/top-p over the vocabulary, fp32.
+			vocab := float64(g.N * s.tp)
+			st := FormulaElementwise(&s.prof, s.hw, float64(n)*vocab*12, 4)
+			st = s.launchFloor(st, 4, eager)
+			sum += st
+			if visit != nil {
+				visit(Kernel{Op: models.OpLMHead, Name: "sampler", Count: 4, Shape: fmt.Sprintf("%d × %.0f logits", n, vocab),
+					Sec: st, Bound: BoundMemory, Source: s.formulaSource()})
+			}
+		}
+	}
+	return sum
+}
+
+// moeKey is the fused-MoE configuration of this model's experts.
+func (s *Model) moeKey() MoEKey {
+	ms := s.shapes.MoE
+	return MoEKey{Format: ms.Format, Routing: s.routing, Hidden: ms.Hidden, Inter: ms.Inter, TopK: ms.TopK, Experts: ms.Experts, TP: ms.TP, EP: ms.EP}
+}
+
+// moeTime is the routed experts' time for g tokens entering every MoE
+// layer, with the expert-parallel exchange around them.
+func (s *Model) moeTime(g int, eager bool, visit visitor) float64 {
+	ms := s.shapes.MoE
+	if ms == nil || g <= 0 {
+		return 0
+	}
+	k := s.moeKey()
+	w := MoEWorkFor(k, g)
+	ft, bound := FormulaMoE(&s.prof, s.hw, ms.Format, w)
+	sec, src, measured := ft, "", 0.0
+	if s.db != nil {
+		roof := s.hw.Roof(ms.Format)
+		if t, ok := s.db.LookupMoE(k, g, roof, w.FLOPs/math.Max(w.Tokens, 1), w.WeightBytes); ok {
+			sec = s.scaleMeasured(t, bound)
+			sc := s.prof.Scale.speed()
+			sec /= sc.Experts
+			if visit != nil {
+				exact := s.db.hasMoE(k, g)
+				src = s.tableSource("moe/"+ms.Format+" "+s.routing, exact)
+				if exact {
+					measured = t
+				}
+			}
+		}
+	}
+	sec = s.launchFloor(sec, 2, eager)
+	sum := sec * float64(ms.Layers)
+	if visit != nil {
+		if src == "" {
+			src = s.formulaSource()
+		}
+		split := fmt.Sprintf("TP%d", ms.TP)
+		if ms.EP > 1 {
+			split = fmt.Sprintf("EP%d", ms.EP)
+		}
+		visit(Kernel{Op: models.OpExperts, Name: "fused MoE (routed experts)", Count: ms.Layers,
+			Shape: fmt.Sprintf("%d tokens, %d/%d experts of %d×%d, %s, %s", g, ms.TopK, ms.Experts, ms.Hidden, ms.Inter, ms.Format, split),
+			Sec:   sum, Bound: bound, Source: src, MeasuredSec: measured})
+	}
+	if ms.EP > 1 {
+		// vLLM's default all2all backend for expert parallelism
+		// (allgather_reducescatter): every MoE layer all-gathers the
+		// group's hidden states and reduce-scatters the outputs.
+		bytes := float64(g) * float64(ms.Hidden) * s.shapes.ActBytes
+		var one float64
+		src := s.formulaSource()
+		for _, op := range []string{"all_gather", "reduce_scatter"} {
+			t, _ := FormulaNCCL(&s.prof, s.hw, op, ms.EP, bytes)
+			if s.db != nil {
+				if mt, ok := s.db.LookupNCCL(op, ms.EP, bytes); ok {
+					t, src = s.scaleMeasured(mt, BoundLink), s.tableSource("comm/nccl", false)
+				}
+			}
+			one += s.launchFloor(t, 1, eager)
+		}
+		sum += one * float64(ms.Layers)
+		if visit != nil {
+			visit(Kernel{Op: models.OpAllToAll, Name: "expert-parallel all-gather + reduce-scatter", Count: 2 * ms.Layers,
+				Shape: fmt.Sprintf("%.0f KiB over %d GPUs", bytes/1024, ms.EP), Sec: one * float64(ms.Layers), Bound: BoundLink, Source: src})
+		}
+	}
+	return sum
+}
