@@ -128,9 +128,9 @@ type CommCoeffs struct {
 	// limits of its custom and symmetric-memory all-reduce kernels depend
 	// on the world size.
 	CustomMaxBytesByGPUs map[int]float64 `json:"custom_max_bytes_by_gpus,omitempty" yaml:"custom_max_bytes_by_gpus,omitempty"`
-	NCCLLatencyUS           float64 `json:"nccl_latency_us" yaml:"nccl_latency_us"`
-	NCCLPerGPUUS            float64 `json:"nccl_per_gpu_us" yaml:"nccl_per_gpu_us"`
-	NCCLLinkEfficiency      float64 `json:"nccl_link_efficiency" yaml:"nccl_link_efficiency"`
+	NCCLLatencyUS        float64         `json:"nccl_latency_us" yaml:"nccl_latency_us"`
+	NCCLPerGPUUS         float64         `json:"nccl_per_gpu_us" yaml:"nccl_per_gpu_us"`
+	NCCLLinkEfficiency   float64         `json:"nccl_link_efficiency" yaml:"nccl_link_efficiency"`
 }
 
 // CPUCoeffs are the engine's host costs per step: scheduling, input
