@@ -75,9 +75,20 @@ type Run struct {
 	// DP is the number of data-parallel engines (replicas).
 	DP int `json:"dp"`
 	// ExpertParallel: the MoE experts were sharded over TP × DP GPUs.
-	ExpertParallel bool   `json:"expert_parallel,omitempty"`
-	EngineVersion  string `json:"engine_version,omitempty"`
-	Engine         Engine `json:"engine"`
+	ExpertParallel bool `json:"expert_parallel,omitempty"`
+	// MoETP and MoEEP split the experts over the TP × DP GPUs when the run
+	// says how (moe_tp × moe_ep = TP × DP): slices of every expert, or
+	// whole experts per GPU (0: unstated).
+	MoETP int `json:"moe_tp,omitempty"`
+	MoEEP int `json:"moe_ep,omitempty"`
+	// Quantization is the precision the run served at when it names one
+	// (fp8, fp4 …); "" = the checkpoint's own.
+	Quantization string `json:"quantization,omitempty"`
+	// Warmup is how many requests the benchmark ran before measuring and
+	// left out of its statistics (they are not in Requests).
+	Warmup        int    `json:"warmup,omitempty"`
+	EngineVersion string `json:"engine_version,omitempty"`
+	Engine        Engine `json:"engine"`
 	// LoggedBlocks is the num_gpu_blocks the engine logged (0 unknown).
 	LoggedBlocks int `json:"logged_blocks,omitempty"`
 	// GPUMemoryBytes is the device memory the run recorded (0 unknown).
