@@ -129,7 +129,7 @@ func minimaxM25NVFP4() *Model {
 	m := minimaxM25()
 	m.ID = "minimax-m2.5-nvfp4"
 	m.Quantization = &Quantization{Method: "modelopt", DType: hardware.FP4, Scheme: SchemeNVFP4, GroupSize: 16,
-		ExpertsOnly: true, AttentionUnquantized: true, KVCacheQuantAlgo: hardware.FP8}
+		ActivationScheme: "static", ExpertsOnly: true, AttentionUnquantized: true, KVCacheQuantAlgo: hardware.FP8}
 	return m
 }
 
