@@ -69,7 +69,7 @@ func ImportHFWith(name string, r io.Reader, opts HFOptions) (*models.Model, []st
 			qname = "hf_quant_config.json"
 		}
 		var err error
-		if qf, err = readHFQuantFile(qname, opts.QuantConfig); err != nil {
+		if qf, err = readHFQuantFile(qname, opts.QuantConfig, opts.Lenient); err != nil {
 			return nil, nil, err
 		}
 	}

@@ -17,7 +17,10 @@ type hfQuantFile struct {
 	obj  qobj // the "quantization" object (or the top level when flat)
 }
 
-func readHFQuantFile(name string, r io.Reader) (*hfQuantFile, error) {
+// readHFQuantFile reads hf_quant_config.json: {"producer": …,
+// "quantization": {…}}, or the settings at the top level. Other top-level
+// keys are errors unless lenient.
+func readHFQuantFile(name string, r io.Reader, lenient bool) (*hfQuantFile, error) {
 	data, err := io.ReadAll(io.LimitReader(r, maxHFConfigBytes+1))
 	if err != nil {
 		return nil, &FileError{File: name, Err: err}
@@ -35,7 +38,7 @@ func readHFQuantFile(name string, r io.Reader) (*hfQuantFile, error) {
 		return nil, err
 	} else if ok {
 		for k := range top {
-			if k != "quantization" && k != "producer" {
+			if k != "quantization" && k != "producer" && !lenient {
 				return nil, o.errf(k, "unknown hf_quant_config.json key (want producer and quantization)")
 			}
 		}
@@ -71,15 +74,30 @@ func modelOptAlgoList() string {
 	return strings.Join(names, ", ")
 }
 
+// stated is one setting of a ModelOpt source and where it was read.
+type stated[T comparable] struct {
+	v           T
+	set         bool
+	file, field string
+}
+
+// merge takes other's value when s has none; two values must agree.
+func (s *stated[T]) merge(other stated[T]) error {
+	switch {
+	case !other.set:
+	case !s.set:
+		*s = other
+	case other.v != s.v:
+		return &FileError{File: other.file, Field: other.field, Err: fmt.Errorf("%v disagrees with %s %v (%s)", other.v, s.field, s.v, s.file)}
+	}
+	return nil
+}
+
 // modelOptFields are the settings one ModelOpt source states.
 type modelOptFields struct {
-	algo, algoField string
-	kv              hardware.DType
-	kvSet           bool
-	kvField         string
-	group           int
-	groupSet        bool
-	groupField      string
+	algo  stated[string]
+	kv    stated[hardware.DType] // kv_cache_quant_algo or kv_cache_scheme; null is not stated
+	group stated[int]
 }
 
 func readModelOptFields(o qobj, lenient bool, ignored *[]string) (modelOptFields, *quantSpec, error) {
@@ -88,6 +106,7 @@ func readModelOptFields(o qobj, lenient bool, ignored *[]string) (modelOptFields
 	if err := o.checkKeys(quantKeysModelOpt, lenient, ignored); err != nil {
 		return f, nil, err
 	}
+	at := func(k string) (string, string) { return o.file, o.path(k) }
 	if nested, ok, err := o.obj("quantization"); err != nil {
 		return f, nil, err
 	} else if ok {
@@ -100,35 +119,47 @@ func readModelOptFields(o qobj, lenient bool, ignored *[]string) (modelOptFields
 	if a, ok, err := o.str("quant_algo"); err != nil {
 		return f, nil, err
 	} else if ok {
-		f.algo, f.algoField = strings.ToUpper(a), o.path("quant_algo")
+		file, field := at("quant_algo")
+		if err := f.algo.merge(stated[string]{strings.ToUpper(a), true, file, field}); err != nil {
+			return f, nil, err
+		}
 	}
-	if v, present := o.m["kv_cache_quant_algo"]; present {
-		f.kvSet, f.kvField = true, o.path("kv_cache_quant_algo")
-		if v != nil {
-			s, isStr := v.(string)
-			if !isStr {
-				return f, nil, o.errf("kv_cache_quant_algo", "must be a string, not %s", jsonKind(v))
-			}
-			switch strings.ToUpper(s) {
-			case "FP8":
-				f.kv = hardware.FP8
-			case "INT8":
-				f.kv = hardware.INT8
-			default:
-				return f, nil, o.errf("kv_cache_quant_algo", "%q is not supported (want FP8, INT8 or null)", s)
-			}
+	if k, ok, err := o.str("kv_cache_quant_algo"); err != nil {
+		return f, nil, err
+	} else if ok {
+		var dt hardware.DType
+		switch strings.ToUpper(k) {
+		case "FP8":
+			dt = hardware.FP8
+		case "INT8":
+			dt = hardware.INT8
+		default:
+			return f, nil, o.errf("kv_cache_quant_algo", "%q is not supported (want FP8, INT8 or null)", k)
+		}
+		file, field := at("kv_cache_quant_algo")
+		if err := f.kv.merge(stated[hardware.DType]{dt, true, file, field}); err != nil {
+			return f, nil, err
 		}
 	}
 	if g, ok, err := o.int("group_size"); err != nil {
 		return f, nil, err
 	} else if ok {
-		f.group, f.groupSet, f.groupField = g, true, o.path("group_size")
+		file, field := at("group_size")
+		if err := f.group.merge(stated[int]{g, true, file, field}); err != nil {
+			return f, nil, err
+		}
 	}
 	if err := spec.readExcluded(o, "exclude_modules"); err != nil {
 		return f, nil, err
 	}
 	if err := spec.readCompressedTensors(o, lenient, ignored, false); err != nil {
 		return f, nil, err
+	}
+	if spec.kv != "" {
+		file, field := at("kv_cache_scheme")
+		if err := f.kv.merge(stated[hardware.DType]{spec.kv, true, file, field}); err != nil {
+			return f, nil, err
+		}
 	}
 	return f, spec, nil
 }
@@ -137,11 +168,8 @@ func readModelOptFields(o qobj, lenient bool, ignored *[]string) (modelOptFields
 // absent) with hf_quant_config.json (qf, nil when not given). Settings both
 // state must agree; the module lists are joined.
 func parseModelOpt(q *qobj, qf *hfQuantFile, lenient bool, ignored *[]string) (*quantSpec, error) {
-	type source struct {
-		f    modelOptFields
-		spec *quantSpec
-	}
-	var srcs []source
+	var all modelOptFields
+	var specs []*quantSpec
 	for _, o := range []*qobj{q, fileObj(qf)} {
 		if o == nil {
 			continue
@@ -150,68 +178,43 @@ func parseModelOpt(q *qobj, qf *hfQuantFile, lenient bool, ignored *[]string) (*
 		if err != nil {
 			return nil, err
 		}
-		srcs = append(srcs, source{f, spec})
-	}
-	out := &quantSpec{method: "modelopt"}
-	var algo modelOptFields
-	for i, s := range srcs {
-		switch {
-		case s.f.algo == "":
-		case algo.algo == "":
-			algo.algo, algo.algoField = s.f.algo, s.f.algoField
-		case s.f.algo != algo.algo:
-			return nil, &FileError{File: fileOf(q, qf, i), Field: s.f.algoField, Err: fmt.Errorf("%s disagrees with %s %s", s.f.algo, algo.algoField, algo.algo)}
-		}
-		if s.f.kvSet {
-			if algo.kvSet && s.f.kv != algo.kv {
-				return nil, &FileError{File: fileOf(q, qf, i), Field: s.f.kvField, Err: fmt.Errorf("%q disagrees with %s %q", s.f.kv, algo.kvField, algo.kv)}
-			}
-			algo.kv, algo.kvSet, algo.kvField = s.f.kv, true, s.f.kvField
-		}
-		if s.spec.kv != "" {
-			if algo.kvSet && s.spec.kv != algo.kv {
-				return nil, &FileError{File: fileOf(q, qf, i), Field: "kv_cache_scheme", Err: fmt.Errorf("%s disagrees with %s %q", s.spec.kv, algo.kvField, algo.kv)}
-			}
-			algo.kv, algo.kvSet = s.spec.kv, true
-			if algo.kvField == "" {
-				algo.kvField = "kv_cache_scheme"
+		for _, err := range []error{all.algo.merge(f.algo), all.kv.merge(f.kv), all.group.merge(f.group)} {
+			if err != nil {
+				return nil, err
 			}
 		}
-		if s.f.groupSet && !algo.groupSet {
-			algo.group, algo.groupSet, algo.groupField = s.f.group, true, s.f.groupField
-		}
-		out.excluded = append(out.excluded, s.spec.excluded...)
+		specs = append(specs, spec)
 	}
-	if algo.algo == "" {
-		file := fileOf(q, qf, 0)
-		field := "quant_algo"
-		if q != nil {
-			field = q.path("quant_algo")
+	if !all.algo.set {
+		o := q
+		if o == nil {
+			o = &qf.obj
 		}
-		return nil, &FileError{File: file, Field: field, Err: errors.New("is required for a ModelOpt checkpoint (in config.json or hf_quant_config.json)")}
+		return nil, o.errf("quant_algo", "is required for a ModelOpt checkpoint (in config.json or hf_quant_config.json)")
 	}
-	a, known := modelOptAlgos[algo.algo]
+	a, known := modelOptAlgos[all.algo.v]
 	if !known {
-		return nil, &FileError{File: fileOf(q, qf, 0), Field: algo.algoField, Err: fmt.Errorf("unsupported quant_algo %q (want one of %s)", algo.algo, modelOptAlgoList())}
+		return nil, &FileError{File: all.algo.file, Field: all.algo.field, Err: fmt.Errorf("unsupported quant_algo %q (want one of %s)", all.algo.v, modelOptAlgoList())}
 	}
-	out.scheme, out.group, out.block, out.actScheme, out.kv = a.scheme, a.group, a.block, a.actScheme, algo.kv
-	if algo.groupSet && algo.group != a.group {
+	out := &quantSpec{method: "modelopt", scheme: a.scheme, group: a.group, block: a.block, actScheme: a.actScheme, kv: all.kv.v}
+	if g := all.group; g.set && g.v != a.group {
 		// Only the int4 AWQ formats choose their group size.
 		free := a.scheme == models.SchemeINT4WeightOnly || a.scheme == models.SchemeINT4W4A8FP8
-		if !free || algo.group <= 0 {
-			return nil, &FileError{File: fileOf(q, qf, 0), Field: algo.groupField, Err: fmt.Errorf("%d does not fit quant_algo %s (groups of %d)", algo.group, algo.algo, a.group)}
+		if !free || g.v <= 0 {
+			return nil, &FileError{File: g.file, Field: g.field, Err: fmt.Errorf("%d does not fit quant_algo %s (groups of %d)", g.v, all.algo.v, a.group)}
 		}
-		out.group = algo.group
+		out.group = g.v
 	}
-	// Compressed-tensors style groups of the same export must say the same.
-	for _, s := range srcs {
-		if cs := s.spec.scheme; cs != "" && cs != out.scheme {
-			return nil, &FileError{File: s.spec.groupsFile, Field: s.spec.groupsField, Err: fmt.Errorf("describe scheme %s, but quant_algo %s is %s", cs, algo.algo, out.scheme)}
+	for _, s := range specs {
+		out.excluded = append(out.excluded, s.excluded...)
+		// Compressed-tensors style groups of the same export must agree.
+		if s.scheme != "" && s.scheme != out.scheme {
+			return nil, &FileError{File: s.groupsFile, Field: s.groupsField, Err: fmt.Errorf("describe scheme %s, but quant_algo %s is %s", s.scheme, all.algo.v, out.scheme)}
 		}
-		if s.spec.scheme != "" && s.spec.actScheme != "" {
-			out.actScheme = s.spec.actScheme
+		if s.scheme != "" && s.actScheme != "" {
+			out.actScheme = s.actScheme
 		}
-		out.expertsOnly = out.expertsOnly || s.spec.expertsOnly
+		out.expertsOnly = out.expertsOnly || s.expertsOnly
 	}
 	return out, nil
 }
@@ -221,15 +224,4 @@ func fileObj(qf *hfQuantFile) *qobj {
 		return nil
 	}
 	return &qf.obj
-}
-
-// fileOf names the file of source i of parseModelOpt.
-func fileOf(q *qobj, qf *hfQuantFile, i int) string {
-	if q != nil && i == 0 {
-		return q.file
-	}
-	if qf != nil {
-		return qf.name
-	}
-	return q.file
 }

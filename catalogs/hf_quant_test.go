@@ -260,7 +260,7 @@ func TestImportHFQuantErrors(t *testing.T) {
 		}, "", nil,
 			"", "quantization_config.config_groups", "fp8_per_tensor, but quant_algo NVFP4"},
 		{"modelopt without algo", llama, keep, llamaQ, quantEdit(`"quant_algo": "FP8",`, ``),
-			"nvidia--Llama-3.1-8B-Instruct-FP8_hf_quant_config.json", "quant_algo", "is required"},
+			"nvidia--Llama-3.1-8B-Instruct-FP8_hf_quant_config.json", "quantization.quant_algo", "is required"},
 		{"hf_quant_config beside a non-modelopt config", minimax, keep, llamaQ, keep,
 			"nvidia--Llama-3.1-8B-Instruct-FP8_hf_quant_config.json", "", `quant_method "fp8"`},
 		{"hf_quant_config unknown top key", llama, keep, llamaQ, quantEdit(`"producer"`, `"produced": 1, "producer"`),
@@ -495,4 +495,19 @@ func FuzzImportHFQuantConfig(f *testing.F) {
 		}
 		_ = m.WeightBytesPerGPU(m.DefaultPrecision(), 2)
 	})
+}
+
+// TestModelOptNullKV: a null kv_cache_quant_algo states nothing, so the
+// other file's FP8 stands.
+func TestModelOptNullKV(t *testing.T) {
+	cfg := strings.Replace(string(hfReadFixture(t, "aiconfigurator/meta-llama--Meta-Llama-3.1-8B_config.json")), `"use_cache": true,`,
+		`"use_cache": true, "quantization_config": {"quant_method": "modelopt", "quant_algo": "FP8", "kv_cache_quant_algo": null},`, 1)
+	m, _, err := ImportHFWith("config.json", strings.NewReader(cfg), HFOptions{ID: "x",
+		QuantConfig: bytes.NewReader(hfReadFixture(t, "layout/nvidia--Llama-3.1-8B-Instruct-FP8_hf_quant_config.json"))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if q := m.Quantization; q == nil || q.KVCacheQuantAlgo != hardware.FP8 || q.Scheme != models.SchemeFP8PerTensor {
+		t.Errorf("quantization %+v, want fp8 per tensor with an fp8 KV hint", q)
+	}
 }
