@@ -3,6 +3,7 @@ package catalogs
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -27,6 +28,10 @@ type Catalog struct {
 	modelOrder  []string
 	gpuSource   map[string]string // id → file it came from
 	modelSource map[string]string
+	// inherited marks the entries a Clone copied from its base: names that
+	// entries added later define take precedence over theirs.
+	inheritedGPU   map[string]bool
+	inheritedModel map[string]bool
 }
 
 // New returns an empty catalog.
@@ -35,60 +40,81 @@ func New() *Catalog {
 		gpus: map[string]*hardware.GPU{}, models: map[string]*models.Model{},
 		gpuAlias: map[string]string{}, modelAlias: map[string]string{},
 		gpuSource: map[string]string{}, modelSource: map[string]string{},
+		inheritedGPU: map[string]bool{}, inheritedModel: map[string]bool{},
 	}
 }
 
 func key(s string) string { return strings.ToLower(strings.TrimSpace(s)) }
 
 // AddGPU validates g and adds it, replacing an entry with the same id (a
-// user catalog overrides the built-in one).
+// user catalog overrides the built-in one). A name (id or alias) that
+// already names another entry is an error, unless that entry was inherited
+// by Clone: then the new entry takes the name and the inherited one keeps
+// its other names.
 func (c *Catalog) AddGPU(g *hardware.GPU, source string) error {
 	if err := g.Validate(); err != nil {
 		return err
 	}
 	id := key(g.ID)
+	if err := claimNames(c.gpuAlias, c.inheritedGPU, id, g.Aliases, "GPU"); err != nil {
+		return err
+	}
 	if _, ok := c.gpus[id]; !ok {
 		c.gpuOrder = append(c.gpuOrder, id)
 	}
-	if other, ok := c.gpuAlias[id]; ok && other != id {
-		return &hardware.FieldError{Field: "id", Reason: fmt.Sprintf("%q is already an alias of GPU %q", g.ID, other)}
-	}
 	c.gpus[id] = g
 	c.gpuSource[id] = source
+	delete(c.inheritedGPU, id)
 	c.gpuAlias[id] = id
 	for _, a := range g.Aliases {
-		if other, ok := c.gpuAlias[key(a)]; ok && other != id {
-			return &hardware.FieldError{Field: "aliases", Reason: fmt.Sprintf("%q already names GPU %q", a, other)}
-		}
 		c.gpuAlias[key(a)] = id
 	}
 	return nil
 }
 
-// AddModel validates m and adds it, replacing an entry with the same id.
+// AddModel validates m and adds it, replacing an entry with the same id;
+// its Hugging Face id is one of its names. Names taken from inherited
+// entries are handled as in AddGPU.
 func (c *Catalog) AddModel(m *models.Model, source string) error {
 	if err := m.Validate(); err != nil {
 		return err
 	}
 	id := key(m.ID)
-	if _, ok := c.models[id]; !ok {
-		c.modelOrder = append(c.modelOrder, id)
-	}
-	if other, ok := c.modelAlias[id]; ok && other != id {
-		return &hardware.FieldError{Field: "id", Reason: fmt.Sprintf("%q is already an alias of model %q", m.ID, other)}
-	}
-	c.models[id] = m
-	c.modelSource[id] = source
-	c.modelAlias[id] = id
 	names := m.Aliases
 	if m.HFID != "" {
 		names = append(slices.Clone(names), m.HFID)
 	}
+	if err := claimNames(c.modelAlias, c.inheritedModel, id, names, "model"); err != nil {
+		return err
+	}
+	if _, ok := c.models[id]; !ok {
+		c.modelOrder = append(c.modelOrder, id)
+	}
+	c.models[id] = m
+	c.modelSource[id] = source
+	delete(c.inheritedModel, id)
+	c.modelAlias[id] = id
 	for _, a := range names {
-		if other, ok := c.modelAlias[key(a)]; ok && other != id {
-			return &hardware.FieldError{Field: "aliases", Reason: fmt.Sprintf("%q already names model %q", a, other)}
-		}
 		c.modelAlias[key(a)] = id
+	}
+	return nil
+}
+
+// claimNames checks, before anything changes, that the id and names of a
+// new entry are free: unused, already the entry's own, or held by an
+// inherited entry.
+func claimNames(names map[string]string, inherited map[string]bool, id string, aliases []string, kind string) error {
+	if other, ok := names[id]; ok && other != id && !inherited[other] {
+		return &hardware.FieldError{Field: "id", Reason: fmt.Sprintf("%q is already an alias of %s %q", id, kind, other)}
+	}
+	for _, a := range aliases {
+		k := key(a)
+		if k == "" {
+			return &hardware.FieldError{Field: "aliases", Reason: "an alias must not be empty"}
+		}
+		if other, ok := names[k]; ok && other != id && !inherited[other] {
+			return &hardware.FieldError{Field: "aliases", Reason: fmt.Sprintf("%q already names %s %q", a, kind, other)}
+		}
 	}
 	return nil
 }
@@ -98,15 +124,49 @@ func (c *Catalog) GPU(name string) (*hardware.GPU, error) {
 	if id, ok := c.gpuAlias[key(name)]; ok {
 		return c.gpus[id], nil
 	}
-	return nil, fmt.Errorf("%w %q%s", ErrUnknownGPU, name, suggest(name, c.gpuOrder))
+	return nil, fmt.Errorf("%w %q%s", ErrUnknownGPU, name, suggest(name, c.gpuOrder, c.gpuAlias))
 }
 
-// Model finds a model by id, alias or Hugging Face id.
+// Model finds a model by id, alias or Hugging Face id, in any case. A
+// local path as benchmark tools record the model (a Hugging Face cache
+// directory .../models--ORG--NAME/snapshots/HASH, or .../ORG/NAME) resolves
+// when the repository id it holds names a catalog model.
 func (c *Catalog) Model(name string) (*models.Model, error) {
 	if id, ok := c.modelAlias[key(name)]; ok {
 		return c.models[id], nil
 	}
-	return nil, fmt.Errorf("%w %q%s", ErrUnknownModel, name, suggest(name, c.modelOrder))
+	for _, alt := range pathModelNames(name) {
+		if id, ok := c.modelAlias[key(alt)]; ok {
+			return c.models[id], nil
+		}
+	}
+	return nil, fmt.Errorf("%w %q%s", ErrUnknownModel, name, suggest(name, c.modelOrder, c.modelAlias))
+}
+
+// pathModelNames lists the repository ids a model path may hold: ORG/NAME
+// of a Hugging Face cache directory (models--ORG--NAME), else the last two
+// and the last path element. Names that are not paths give none.
+func pathModelNames(name string) []string {
+	p := strings.TrimRight(strings.TrimSpace(name), "/")
+	if strings.Count(p, "/") < 2 && !strings.HasPrefix(p, "/") && !strings.HasPrefix(p, ".") && !strings.HasPrefix(p, "~") {
+		return nil // "ORG/NAME" itself, or a plain id
+	}
+	parts := strings.Split(p, "/")
+	for _, seg := range parts {
+		if rest, ok := strings.CutPrefix(seg, "models--"); ok {
+			if org, repo, ok := strings.Cut(rest, "--"); ok && org != "" && repo != "" {
+				return []string{org + "/" + repo}
+			}
+		}
+	}
+	var out []string
+	if n := len(parts); n >= 2 && parts[n-2] != "" && parts[n-1] != "" {
+		out = append(out, parts[n-2]+"/"+parts[n-1])
+	}
+	if last := parts[len(parts)-1]; last != "" {
+		out = append(out, last)
+	}
+	return out
 }
 
 // GPUs lists the GPUs in catalog order.
@@ -127,44 +187,65 @@ func (c *Catalog) Models() []*models.Model {
 	return out
 }
 
-// Clone returns a copy that can be extended without changing c.
+// Clone returns a copy that can be extended without changing c. The
+// copied entries are inherited: entries added to the copy may take their
+// names (a user catalog naming a built-in model's Hugging Face id gets it).
 func (c *Catalog) Clone() *Catalog {
-	n := New()
+	n := &Catalog{
+		gpus: maps.Clone(c.gpus), models: maps.Clone(c.models),
+		gpuAlias: maps.Clone(c.gpuAlias), modelAlias: maps.Clone(c.modelAlias),
+		gpuOrder: slices.Clone(c.gpuOrder), modelOrder: slices.Clone(c.modelOrder),
+		gpuSource: maps.Clone(c.gpuSource), modelSource: maps.Clone(c.modelSource),
+		inheritedGPU: map[string]bool{}, inheritedModel: map[string]bool{},
+	}
 	for _, id := range c.gpuOrder {
-		_ = n.AddGPU(c.gpus[id], c.gpuSource[id])
+		n.inheritedGPU[id] = true
 	}
 	for _, id := range c.modelOrder {
-		_ = n.AddModel(c.models[id], c.modelSource[id])
+		n.inheritedModel[id] = true
 	}
 	return n
 }
 
-// suggest names up to three known ids close to name.
-func suggest(name string, ids []string) string {
+// suggest names up to three known ids whose id or any other name is close
+// to name.
+func suggest(name string, ids []string, names map[string]string) string {
 	k := key(name)
+	best := map[string]int{}
+	consider := func(n, id string) {
+		d := editDistance(k, n)
+		if strings.Contains(n, k) || strings.Contains(k, n) {
+			d = min(d, 2)
+		}
+		if d > max(3, len(k)/3) {
+			return
+		}
+		if old, ok := best[id]; !ok || d < old {
+			best[id] = d
+		}
+	}
+	for n, id := range names {
+		consider(n, id)
+	}
+	if len(best) == 0 {
+		return ""
+	}
 	type cand struct {
 		id string
 		d  int
 	}
 	var cs []cand
-	for _, id := range ids {
-		d := editDistance(k, id)
-		if strings.Contains(id, k) || strings.Contains(k, id) {
-			d = min(d, 2)
-		}
-		if d <= max(3, len(k)/3) {
+	for _, id := range ids { // catalog order breaks ties
+		if d, ok := best[id]; ok {
 			cs = append(cs, cand{id, d})
 		}
 	}
-	if len(cs) == 0 {
-		return ""
-	}
 	slices.SortStableFunc(cs, func(a, b cand) int { return a.d - b.d })
-	var names []string
+	var out []string
 	for i := 0; i < len(cs) && i < 3; i++ {
-		names = append(names, cs[i].id)
+		out = append(out, cs[i].id)
 	}
-	return " (did you mean " + strings.Join(names, ", ") + "?)"
+	return " (did you mean " + strings.Join(out, ", ") + "?)"
 }
 
 func editDistance(a, b string) int {

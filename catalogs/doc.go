@@ -7,6 +7,16 @@
 // CLI, the API server) open the files. Unknown keys and missing required
 // fields are errors that name the file, the field and the reason.
 //
-// Reading order: catalog.go (lookup by id or alias), load.go (YAML files),
-// hf.go (config.json import), gpus/*.yaml and models/*.yaml (the data).
+// Lookups accept what users type: catalog ids, aliases and Hugging Face
+// ids in any case, and model paths as benchmark tools record them. A user
+// catalog (a Clone of the built-in one plus a directory) may reuse a
+// built-in name; its own entry then answers to it.
+//
+// Reading order: catalog.go (lookup by id or alias), load.go (YAML files,
+// models/ORG/NAME.yaml for ids with a slash), hf.go and hf_keys.go
+// (config.json import), hf_quant.go (quantization_config: the formats and how
+// they become models.Quantization), hf_compressed.go (compressed-tensors),
+// hf_modelopt.go (NVIDIA ModelOpt and hf_quant_config.json), hf_modules.go
+// (which modules a checkpoint leaves unquantised), hf_qobj.go (typed reads of
+// JSON objects), gpus/*.yaml and models/*.yaml (the data).
 package catalogs

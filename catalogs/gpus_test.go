@@ -2,13 +2,19 @@ package catalogs
 
 import (
 	"bytes"
+	"encoding/csv"
 	"errors"
 	"io/fs"
+	"os"
+	"path/filepath"
 	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/headroom-sim/headroom/hardware"
+	"github.com/headroom-sim/headroom/internal/testkit/refdata"
 )
 
 // gpuTestFiles returns the embedded gpus/*.yaml files and their contents.
@@ -71,6 +77,13 @@ var requiredGPUs = []struct{ id, alias string }{
 	{"rtx-pro-6000", "rtxpro6000"},
 	{"rtx-pro-6000", "NVIDIA RTX PRO 6000 Blackwell Server Edition"},
 	{"rtx-pro-6000", "NVIDIA RTX PRO 6000 Blackwell Workstation Edition"},
+	{"b300", "hgx b300"},
+	// The system names of aiconfigurator's kernel tables and measured runs.
+	{"h100-sxm", "h100_sxm"},
+	{"h200", "h200_sxm"},
+	{"b200", "b200_sxm"},
+	{"b300", "b300_sxm"},
+	{"rtx-pro-6000", "rtx_pro_6000_server"},
 }
 
 func TestBuiltinLoads(t *testing.T) {
@@ -141,7 +154,11 @@ func TestGPUDenseNotAboveSparse(t *testing.T) {
 			if p.dense == 0 && p.sparse > 0 {
 				t.Errorf("%s %s: sparse %.1f without a dense figure", g.ID, p.name, p.sparse)
 			}
-			// Where both are known the 2:4 figure is twice the dense one.
+			// Where both are known the 2:4 figure is twice the dense one,
+			// except for Blackwell Ultra's fp4 (18 sparse, 14 dense).
+			if g.ID == "b300" && p.name == "fp4" {
+				continue
+			}
 			if p.dense > 0 && p.sparse > 0 && (p.sparse < 1.9*p.dense || p.sparse > 2.1*p.dense) {
 				t.Errorf("%s %s: sparse %.1f is not about 2x dense %.1f", g.ID, p.name, p.sparse, p.dense)
 			}
@@ -194,6 +211,18 @@ func TestGPUSpotFigures(t *testing.T) {
 		// RTX 4090: FP32-accumulate figure, not the FP16-accumulate 330.3.
 		{"rtx-4090 dense bf16", get("rtx-4090").DenseTFLOPS.BF16, 165.2},
 		{"gb200 max_gpus_per_node", float64(get("gb200").MaxGPUsPerNode), 72},
+		// B300 (aiconfigurator systems/b300_sxm.yaml): int8 is not the fp8
+		// rate on Blackwell Ultra.
+		{"b300 memory_bytes", float64(get("b300").MemoryBytes), 275040 * 1 << 20},
+		{"b300 hbm", get("b300").HBMBandwidthGBps, 7750},
+		{"b300 dense bf16", get("b300").DenseTFLOPS.BF16, 2250},
+		{"b300 dense fp8", get("b300").DenseTFLOPS.FP8, 4500},
+		{"b300 dense int8", get("b300").DenseTFLOPS.INT8, 153.5},
+		{"b300 dense fp4", get("b300").DenseTFLOPS.FP4, 14000},
+		{"b300 nvlink", get("b300").ScaleUp.BandwidthGBps, 1800},
+		{"b300 tdp", get("b300").TDPWatts, 1100},
+		{"rtx-pro-6000 memory_bytes", float64(get("rtx-pro-6000").MemoryBytes), 97887 * 1 << 20},
+		{"b200 dense int8", get("b200").DenseTFLOPS.INT8, 4500},
 	}
 	for _, tt := range tests {
 		if tt.got != tt.want {
@@ -350,4 +379,65 @@ func FuzzLoadGPUs(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestReferenceSystemsResolve: every GPU system named by the kernel tables
+// (profiling/aiconfigurator/<system>/) and by the measured runs (the system
+// column of silicon_vllm_agg.csv) is a catalog GPU whose memory matches
+// the collector's nvidia-smi figure where it gives one.
+func TestReferenceSystemsResolve(t *testing.T) {
+	c := gpuTestCatalog(t)
+	dir := refdata.Path(t, "profiling/aiconfigurator")
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	systems := map[string]bool{}
+	for _, e := range entries {
+		if e.IsDir() && e.Name() != "systems" {
+			systems[e.Name()] = true
+		}
+	}
+	f, err := os.Open(refdata.Path(t, "measured/aiconfigurator-silicon/silicon_vllm_agg.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rows, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	col := slices.Index(rows[0], "system")
+	if col < 0 {
+		t.Fatal("silicon_vllm_agg.csv has no system column")
+	}
+	for _, r := range rows[1:] {
+		systems[r[col]] = true
+	}
+	if len(systems) < 5 {
+		t.Fatalf("found only %d systems: %v", len(systems), systems)
+	}
+	smiRE := regexp.MustCompile(`mem_capacity:\s*(\d+)\s*#\s*(\d+)\s*MiB reported by nvidia-smi`)
+	checked := 0
+	for s := range systems {
+		g, err := c.GPU(s)
+		if err != nil {
+			t.Errorf("system %q: %v", s, err)
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join(dir, "systems", s+".yaml"))
+		if err != nil {
+			continue // a measured-run system without a collector file
+		}
+		if m := smiRE.FindSubmatch(data); m != nil {
+			mib, _ := strconv.ParseInt(string(m[2]), 10, 64)
+			if g.MemoryBytes != mib<<20 {
+				t.Errorf("system %q: catalog %s memory_bytes %d, nvidia-smi %d MiB = %d bytes", s, g.ID, g.MemoryBytes, mib, mib<<20)
+			}
+			checked++
+		}
+	}
+	if checked < 2 {
+		t.Errorf("compared the nvidia-smi memory of %d systems, want b300 and rtx_pro_6000_server at least", checked)
+	}
 }

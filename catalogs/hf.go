@@ -2,6 +2,7 @@ package catalogs
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -30,99 +31,49 @@ const maxHFInt = 1 << 30
 //
 // Multimodal wrappers (Llava, Gemma 3, Mistral 3 …) keep the language model
 // under text_config; it is read first, the top level second.
+//
+// The quantization_config of pre-quantised checkpoints is read into
+// Model.Quantization (see hf_quant.go): fp8 (per-tensor or block),
+// fbgemm_fp8, mxfp4, awq, gptq, compressed-tensors and NVIDIA ModelOpt.
 func ImportHF(name string, r io.Reader, id string) (*models.Model, []string, error) {
-	return importHF(name, r, id, false)
+	return ImportHFWith(name, r, HFOptions{ID: id})
 }
 
 // ImportHFLenient is ImportHF, except that unknown config keys are returned
 // with the ignored ones instead of failing the import.
 func ImportHFLenient(name string, r io.Reader, id string) (*models.Model, []string, error) {
-	return importHF(name, r, id, true)
+	return ImportHFWith(name, r, HFOptions{ID: id, Lenient: true})
 }
 
-// hfUsedKeys are the config.json keys the importer reads.
-var hfUsedKeys = setOf(
-	"architectures", "model_type", "torch_dtype", "dtype", "text_config",
-	"num_hidden_layers", "hidden_size", "intermediate_size",
-	"num_attention_heads", "num_key_value_heads", "head_dim", "vocab_size",
-	"max_position_embeddings", "tie_word_embeddings", "attention_bias",
-	"partial_rotary_factor", "rope_parameters",
-	"sliding_window", "use_sliding_window", "max_window_layers", "layer_types",
-	"sliding_window_pattern",
-	"num_local_experts", "num_experts", "n_routed_experts",
-	"num_experts_per_tok", "experts_per_token", "moe_intermediate_size",
-	"n_shared_experts", "shared_expert_intermediate_size", "first_k_dense_replace",
-	"q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim",
-	"quantization_config",
-)
+// HFOptions are the settings of ImportHFWith.
+type HFOptions struct {
+	// ID is the catalog id of the imported model.
+	ID string
+	// Lenient ignores unknown keys (of config.json and of its
+	// quantization_config) instead of failing.
+	Lenient bool
+	// QuantConfig, when not nil, is NVIDIA ModelOpt's hf_quant_config.json
+	// of the same checkpoint, read beside config.json; QuantConfigName
+	// names it in errors.
+	QuantConfig     io.Reader
+	QuantConfigName string
+}
 
-// hfIgnoredKeys are config.json keys known not to change the shape, memory
-// or FLOPs the simulator derives: token ids, initialisation, dropout, norm
-// epsilons, rope frequencies and scaling, router losses and scoring,
-// logit soft-capping, generation defaults and bookkeeping, and the vision
-// and audio towers of multimodal wrappers. Collected from the configs of
-// Llama 2/3/3.1/3.3, Code Llama, Mistral, Mixtral, Mistral NeMo, Qwen2/2.5,
-// Qwen2-MoE, Qwen3, Qwen3-MoE, Yi, Gemma 2/3, Phi-3/3.5/4, DeepSeek-V2/V3/R1,
-// gpt-oss and the PretrainedConfig defaults transformers writes.
-var hfIgnoredKeys = setOf(
-	// bookkeeping
-	"_name_or_path", "name_or_path", "_attn_implementation", "_commit_hash",
-	"transformers_version", "auto_map", "tokenizer_class", "unsloth_version",
-	"unsloth_fixed", "use_cache", "return_dict", "output_hidden_states",
-	"output_attentions", "torchscript", "use_bfloat16", "tf_legacy_loss",
-	"pruned_heads", "tie_encoder_decoder", "is_encoder_decoder", "is_decoder",
-	"cross_attention_hidden_size", "add_cross_attention", "chunk_size_feed_forward",
-	"finetuning_task", "id2label", "label2id", "prefix", "task_specific_params",
-	"problem_type", "cache_implementation", "use_return_dict",
-	// token ids
-	"bos_token_id", "eos_token_id", "pad_token_id", "sep_token_id",
-	"decoder_start_token_id", "image_token_id", "image_token_index",
-	"video_token_id", "vision_start_token_id", "vision_end_token_id",
-	"vision_token_id", "boi_token_index", "eoi_token_index", "audio_token_id",
-	"ignore_index",
-	// generation defaults
-	"max_length", "min_length", "do_sample", "early_stopping", "num_beams",
-	"num_beam_groups", "diversity_penalty", "temperature", "top_k", "top_p",
-	"typical_p", "repetition_penalty", "length_penalty", "no_repeat_ngram_size",
-	"encoder_no_repeat_ngram_size", "bad_words_ids", "num_return_sequences",
-	"output_scores", "return_dict_in_generate", "forced_bos_token_id",
-	"forced_eos_token_id", "remove_invalid_values",
-	"exponential_decay_length_penalty", "suppress_tokens", "begin_suppress_tokens",
-	// training: initialisation, dropout, losses
-	"initializer_range", "attention_dropout", "hidden_dropout", "hidden_dropout_prob",
-	"attention_probs_dropout_prob", "embd_pdrop", "resid_pdrop", "attn_pdrop",
-	"dropout", "classifier_dropout", "pretraining_tp", "router_aux_loss_coef",
-	"output_router_logits", "aux_loss_alpha", "seq_aux", "router_jitter_noise",
-	"input_jitter_noise", "router_z_loss_coef",
-	// activations, norms, rope
-	"hidden_act", "hidden_activation", "rms_norm_eps", "layer_norm_eps",
-	"layer_norm_epsilon", "rope_theta", "rope_scaling", "rope_local_base_freq",
-	"rope_interleave", "original_max_position_embeddings", "initial_context_length",
-	"swiglu_limit", "mlp_bias", "lm_head_bias", "use_mrope", "full_attn_mod",
-	"interpolate_factor",
-	// attention details that do not change sizes
-	"attn_logit_softcapping", "final_logit_softcapping", "query_pre_attn_scalar",
-	"sliding_window_size",
-	// routing details (sizes come from the expert counts)
-	"norm_topk_prob", "decoder_sparse_step", "mlp_only_layers", "scoring_func",
-	"topk_method", "n_group", "topk_group", "routed_scaling_factor", "ep_size",
-	"moe_layer_freq",
-	// multi-token prediction modules that engines do not load by default
-	"num_nextn_predict_layers",
-	// Granite scaling multipliers
-	"embedding_multiplier", "logits_scaling", "residual_multiplier", "attention_multiplier",
-	// multimodal towers and projectors
-	"vision_config", "audio_config", "projector_hidden_act", "vision_feature_layer",
-	"vision_feature_select_strategy", "multimodal_projector_bias",
-	"spatial_merge_size", "image_seq_length", "mm_tokens_per_image",
-)
-
-func setOf(keys ...string) map[string]bool {
-	s := make(map[string]bool, len(keys))
-	for _, k := range keys {
-		s[k] = true
+// ImportHFWith is ImportHF with options: lenient key checking, and
+// ModelOpt's hf_quant_config.json as a second input.
+func ImportHFWith(name string, r io.Reader, opts HFOptions) (*models.Model, []string, error) {
+	var qf *hfQuantFile
+	if opts.QuantConfig != nil {
+		qname := opts.QuantConfigName
+		if qname == "" {
+			qname = "hf_quant_config.json"
+		}
+		var err error
+		if qf, err = readHFQuantFile(qname, opts.QuantConfig, opts.Lenient); err != nil {
+			return nil, nil, err
+		}
 	}
-	return s
+	return importHF(name, r, opts.ID, opts.Lenient, qf)
 }
 
 // hfLevel is one object of the config: text_config, or the top level.
@@ -345,7 +296,7 @@ func (c *hfConfig) checkKeys(lenient bool) ([]string, error) {
 	return ignored, nil
 }
 
-func importHF(name string, r io.Reader, id string, lenient bool) (*models.Model, []string, error) {
+func importHF(name string, r io.Reader, id string, lenient bool, qf *hfQuantFile) (*models.Model, []string, error) {
 	data, err := io.ReadAll(io.LimitReader(r, maxHFConfigBytes+1))
 	if err != nil {
 		return nil, nil, &FileError{File: name, Err: err}
@@ -375,6 +326,14 @@ func importHF(name string, r io.Reader, id string, lenient bool) (*models.Model,
 	m, err := c.model(id)
 	if err != nil {
 		return nil, nil, err
+	}
+	quantIgnored, err := c.readQuantization(m, qf, lenient)
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(quantIgnored) > 0 {
+		ignored = append(ignored, quantIgnored...)
+		sort.Strings(ignored)
 	}
 	m.Source = name
 	if err := m.Validate(); err != nil {
@@ -444,7 +403,7 @@ func (c *hfConfig) model(id string) (*models.Model, error) {
 	if err := c.readSlidingWindow(m, family); err != nil {
 		return nil, err
 	}
-	if err := c.readQuantization(m); err != nil {
+	if err := c.readAttentionTypes(m); err != nil {
 		return nil, err
 	}
 	return m, nil
@@ -537,6 +496,55 @@ func (c *hfConfig) readAttention(m *models.Model, family string) error {
 			}
 		}
 	}
+	// rotary_dim (MiniMax-M2: 64 of 128) states the rotated width directly.
+	rd, rdSet, err := c.int("rotary_dim")
+	if err != nil || !rdSet {
+		return err
+	}
+	_, rdField, _ := c.lookup("rotary_dim")
+	if rd <= 0 || rd > m.HeadDim {
+		return c.errf(rdField, "must be between 1 and head_dim (%d), not %d", m.HeadDim, rd)
+	}
+	if fromFactor := cmp.Or(m.RotaryDim, m.HeadDim); ok && rd != fromFactor {
+		return c.errf(rdField, "%d disagrees with %s %v (%d of %d dims)", rd, field, factor, fromFactor, m.HeadDim)
+	}
+	m.RotaryDim = 0
+	if rd < m.HeadDim {
+		m.RotaryDim = rd
+	}
+	return nil
+}
+
+// readAttentionTypes: MiniMax's attn_type_list gives each layer's attention
+// kind, 1 for softmax attention and 0 for lightning (linear) attention
+// (MiniMax-Text-01 mixes them); only softmax layers are modelled.
+func (c *hfConfig) readAttentionTypes(m *models.Model) error {
+	raw, field, ok := c.lookup("attn_type_list")
+	if !ok {
+		return nil
+	}
+	x, err := decodeJSONValue(raw)
+	if err != nil {
+		return c.errf(field, "%v", err)
+	}
+	list, isList := x.([]any)
+	if !isList {
+		return c.errf(field, "must be a list of 0 and 1, not %s", jsonKind(x))
+	}
+	if len(list) != m.NumLayers {
+		return c.errf(field, "has %d entries for %d layers", len(list), m.NumLayers)
+	}
+	for i, e := range list {
+		v, msg := toInt(e)
+		switch {
+		case msg != "":
+			return c.errf(fmt.Sprintf("%s[%d]", field, i), "%s", msg)
+		case v == 0:
+			return c.errf(fmt.Sprintf("%s[%d]", field, i), "layer %d uses lightning (linear) attention, which Headroom does not model", i)
+		case v != 1:
+			return c.errf(fmt.Sprintf("%s[%d]", field, i), "unknown attention type %d (want 1, softmax attention)", v)
+		}
+	}
 	return nil
 }
 
@@ -576,7 +584,8 @@ func (c *hfConfig) partialRotaryFactor() (float64, string, bool, error) {
 // num_experts_per_tok (experts_per_token in gpt-oss); expert width
 // moe_intermediate_size, else intermediate_size (Mixtral, gpt-oss); shared
 // experts n_shared_experts (DeepSeek) or one of
-// shared_expert_intermediate_size (Qwen2-MoE); first_k_dense_replace dense
+// shared_expert_intermediate_size (Qwen2-MoE) or shared_intermediate_size
+// (MiniMax; 0 means none); first_k_dense_replace dense
 // layers (DeepSeek). gpt-oss experts carry biases.
 func (c *hfConfig) readMoE(m *models.Model, family string) error {
 	experts, expertsKey, err := c.firstInt("num_local_experts", "num_experts", "n_routed_experts")
@@ -610,7 +619,7 @@ func (c *hfConfig) readMoE(m *models.Model, family string) error {
 	if e.NumSharedExperts, _, err = c.int("n_shared_experts"); err != nil {
 		return err
 	}
-	sharedWidth, _, err := c.int("shared_expert_intermediate_size")
+	sharedWidth, _, err := c.firstInt("shared_expert_intermediate_size", "shared_intermediate_size")
 	if err != nil {
 		return err
 	}
@@ -726,51 +735,6 @@ func (c *hfConfig) readSlidingWindow(m *models.Model, family string) error {
 	m.SlidingWindow = window
 	if sliding < L {
 		m.SlidingWindowLayers = sliding
-	}
-	return nil
-}
-
-// readQuantization: quantization_config.quant_method of pre-quantised
-// checkpoints: fp8 and fbgemm_fp8 (fp8 weights), mxfp4 (gpt-oss: the routed
-// experts only), awq and gptq (int4, or int8 with bits 8).
-func (c *hfConfig) readQuantization(m *models.Model) error {
-	q, field, ok, err := c.object("quantization_config")
-	if err != nil || !ok {
-		return err
-	}
-	methodField := field + ".quant_method"
-	raw, ok := q["quant_method"]
-	if !ok || raw == nil {
-		return c.errf(methodField, "is required")
-	}
-	method, isStr := raw.(string)
-	if !isStr {
-		return c.errf(methodField, "must be a string, not %s", jsonKind(raw))
-	}
-	method = strings.ToLower(method)
-	switch method {
-	case "fp8", "fbgemm_fp8":
-		m.Quantization = &models.Quantization{Method: method, DType: hardware.FP8}
-	case "mxfp4":
-		m.Quantization = &models.Quantization{Method: method, DType: hardware.MXFP4, ExpertsOnly: m.MoE != nil}
-	case "awq", "gptq", "awq_marlin", "gptq_marlin":
-		bits := 4
-		if b, ok := q["bits"]; ok && b != nil {
-			var msg string
-			if bits, msg = toInt(b); msg != "" {
-				return c.errf(field+".bits", "%s", msg)
-			}
-		}
-		switch bits {
-		case 4:
-			m.Quantization = &models.Quantization{Method: method, DType: hardware.INT4}
-		case 8:
-			m.Quantization = &models.Quantization{Method: method, DType: hardware.INT8}
-		default:
-			return c.errf(field+".bits", "%d-bit %s is not supported (want 4 or 8)", bits, method)
-		}
-	default:
-		return c.errf(methodField, "unsupported quant_method %q (want fp8, fbgemm_fp8, mxfp4, awq or gptq)", method)
 	}
 	return nil
 }

@@ -264,9 +264,24 @@ func TestImportHFTooLarge(t *testing.T) {
 	}
 }
 
+// minimalHF opens a small valid config.json (2 layers) for fuzz seeds.
+const minimalHF = `{"num_hidden_layers": 2, "hidden_size": 8, "num_attention_heads": 2, "vocab_size": 4, "max_position_embeddings": 8,
+	"intermediate_size": 4, "num_local_experts": 2, "num_experts_per_tok": 1, `
+
 func FuzzImportHF(f *testing.F) {
 	for _, fx := range hfFixtures {
 		f.Add(hfReadFixture(f, fx.file))
+	}
+	for _, dir := range []string{"aiconfigurator", "layout"} {
+		files, err := filepath.Glob(filepath.Join("testdata", "hf", dir, "*_config.json"))
+		if err != nil || len(files) == 0 {
+			f.Fatalf("no fixtures in testdata/hf/%s: %v", dir, err)
+		}
+		for _, file := range files {
+			if !strings.HasSuffix(file, "_hf_quant_config.json") {
+				f.Add(hfReadFixture(f, dir+"/"+filepath.Base(file)))
+			}
+		}
 	}
 	for _, s := range []string{
 		`{}`, `null`, `[]`, `"x"`, `{"text_config": {}}`, `{"text_config": null}`,
@@ -274,6 +289,12 @@ func FuzzImportHF(f *testing.F) {
 		`{"num_hidden_layers": 2, "hidden_size": 8, "num_attention_heads": 3, "vocab_size": 1, "max_position_embeddings": 1}`,
 		`{"num_hidden_layers": 2, "hidden_size": 8, "num_attention_heads": 2, "vocab_size": 1, "max_position_embeddings": 1, "intermediate_size": 4, "layer_types": ["sliding_attention", "full_attention"], "sliding_window": 1, "num_experts": 2, "num_experts_per_tok": 3}`,
 		`{"quantization_config": {"quant_method": 4}}`,
+		// quantization_config shapes, on a minimal valid model
+		minimalHF + `"quantization_config": {"quant_method": "fp8", "weight_block_size": [128, "x"]}}`,
+		minimalHF + `"quantization_config": {"quant_method": "compressed-tensors", "config_groups": {"g": {"targets": ["Linear"], "weights": {"num_bits": 4, "type": "int", "strategy": "group", "group_size": 0}}}, "ignore": ["re:[", "model.layers.*"]}}`,
+		minimalHF + `"quantization_config": {"quant_method": "modelopt", "quant_algo": "NVFP4", "group_size": 16, "exclude_modules": ["*self_attn*"]}}`,
+		minimalHF + `"quantization_config": {"quant_method": "gptq", "bits": 8, "group_size": -1}}`,
+		minimalHF + `"attn_type_list": [1, 0], "rotary_dim": 2}`,
 	} {
 		f.Add([]byte(s))
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"path"
 	"regexp"
 	"sort"
 	"strings"
@@ -65,9 +66,15 @@ func Builtin() (*Catalog, error) {
 	return builtinCat, builtinErr
 }
 
-// LoadFS adds every gpus/*.yaml and models/*.yaml file of fsys. A YAML file
-// holds one entry or several separated by "---". Any other *.yaml file at the
-// top level is an error (it would otherwise be silently ignored).
+// maxCatalogFiles bounds the YAML files one catalog directory may hold.
+const maxCatalogFiles = 4096
+
+// LoadFS adds every *.yaml (or *.yml) file under gpus/ and models/ of fsys,
+// in subdirectories too: an entry whose id has a slash (a Hugging Face id
+// such as MiniMaxAI/MiniMax-M2.5) lives at models/MiniMaxAI/MiniMax-M2.5.yaml.
+// Hidden files and directories (a leading dot) are skipped. A YAML file
+// holds one entry or several separated by "---". Any other *.yaml file at
+// the top level is an error (it would otherwise be silently ignored).
 func (c *Catalog) LoadFS(fsys fs.FS) error {
 	top, err := fs.Glob(fsys, "*.y*ml")
 	if err != nil {
@@ -77,11 +84,10 @@ func (c *Catalog) LoadFS(fsys fs.FS) error {
 		return &FileError{File: f, Err: errors.New("catalog entries belong in gpus/ or models/")}
 	}
 	for _, dir := range []string{"gpus", "models"} {
-		files, err := fs.Glob(fsys, dir+"/*.y*ml")
+		files, err := catalogFiles(fsys, dir)
 		if err != nil {
 			return err
 		}
-		sort.Strings(files)
 		for _, f := range files {
 			data, err := fs.ReadFile(fsys, f)
 			if err != nil {
@@ -98,6 +104,57 @@ func (c *Catalog) LoadFS(fsys fs.FS) error {
 		}
 	}
 	return nil
+}
+
+// catalogFiles lists the YAML files under dir, sorted by path; a missing
+// dir has none.
+func catalogFiles(fsys fs.FS, dir string) ([]string, error) {
+	var files []string
+	err := fs.WalkDir(fsys, dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if p == dir && errors.Is(err, fs.ErrNotExist) {
+				return fs.SkipAll
+			}
+			return &FileError{File: p, Err: err}
+		}
+		if p != dir && strings.HasPrefix(d.Name(), ".") {
+			if d.IsDir() {
+				return fs.SkipDir
+			}
+			return nil
+		}
+		if d.IsDir() || !(strings.HasSuffix(p, ".yaml") || strings.HasSuffix(p, ".yml")) {
+			return nil
+		}
+		if len(files) == maxCatalogFiles {
+			return &FileError{File: dir, Err: fmt.Errorf("more than %d YAML files", maxCatalogFiles)}
+		}
+		files = append(files, p)
+		return nil
+	})
+	sort.Strings(files)
+	return files, err
+}
+
+// ModelFile is where a catalog directory keeps the model with id id:
+// models/<id>.yaml, with each slash of the id a subdirectory. The id must
+// be usable as a relative path: no empty, "." or ".." element, no
+// backslash, no leading dot and no control characters.
+func ModelFile(id string) (string, error) {
+	if id == "" {
+		return "", &hardware.FieldError{Field: "id", Reason: "is required"}
+	}
+	for _, r := range id {
+		if r < 0x20 || r == 0x7f || r == '\\' || r == ':' {
+			return "", &hardware.FieldError{Field: "id", Reason: fmt.Sprintf("%q: %q cannot be part of a file name", id, r)}
+		}
+	}
+	for _, seg := range strings.Split(id, "/") {
+		if seg == "" || strings.HasPrefix(seg, ".") {
+			return "", &hardware.FieldError{Field: "id", Reason: fmt.Sprintf("%q: every part between slashes must be non-empty and not start with a dot", id)}
+		}
+	}
+	return path.Join("models", id+".yaml"), nil
 }
 
 // LoadGPUs parses the GPU entries of one YAML stream named name.

@@ -80,6 +80,12 @@ var requiredModels = []struct{ id, alias string }{
 	{"gpt-oss-20b", "openai/gpt-oss-20b"},
 	{"qwen2.5-14b", "Qwen/Qwen2.5-14B-Instruct"},
 	{"qwen2.5-32b", "Qwen/Qwen2.5-32B-Instruct"},
+	// The models of the measured runs (silicon_vllm_agg.csv model_path).
+	{"minimax-m2.5", "MiniMaxAI/MiniMax-M2.5"},
+	{"minimax-m2.5-nvfp4", "nvidia/MiniMax-M2.5-NVFP4"},
+	{"qwen3-235b-a22b", "Qwen/Qwen3-235B-A22B"},
+	{"qwen3-235b-a22b-fp8", "Qwen/Qwen3-235B-A22B-FP8"},
+	{"llama-3.1-8b-instruct-fp8", "nvidia/Llama-3.1-8B-Instruct-FP8"},
 }
 
 func TestBuiltinModels(t *testing.T) {
@@ -188,6 +194,13 @@ func TestModelSizes(t *testing.T) {
 		{"deepseek-v3", 671, 70272},
 		{"gpt-oss-120b", 116.83, 73728},
 		{"gpt-oss-20b", 20.91, 49152},
+		// MiniMax: "230B total"; KV 2 × 62 layers × 8 heads × 128 × 2 bytes.
+		{"minimax-m2.5", 230, 253952},
+		{"minimax-m2.5-nvfp4", 230, 253952},
+		// Qwen: "235B in total"; KV 2 × 94 × 4 × 128 × 2.
+		{"qwen3-235b-a22b", 235, 192512},
+		{"qwen3-235b-a22b-fp8", 235, 192512},
+		{"llama-3.1-8b-instruct-fp8", 8.03, 131072},
 	}
 	c := modelTestCatalog(t)
 	if len(tests) != len(c.Models()) {
@@ -248,6 +261,10 @@ func TestLoadModelsErrors(t *testing.T) {
 		{"window layers without window", modelFuzzBase + "sliding_window_layers: 1\n", "sliding_window", "is required"},
 		{"wrong type", strings.Replace(modelFuzzBase, "num_hidden_layers: 2", "num_hidden_layers: two", 1), "", "cannot unmarshal"},
 		{"duplicate alias", modelFuzzBase + "---\n" + strings.Replace(modelFuzzBase, "id: test-model", "id: other-model", 1), "aliases", "already names"},
+		{"quantization scheme", modelFuzzBase + "quantization: {method: fp8, dtype: fp8, scheme: fp8_rowwise}\n", "quantization.scheme", "unknown scheme"},
+		{"quantization block without fp8", modelFuzzBase + "quantization: {method: awq, dtype: int4, weight_block_size: [128, 128]}\n", "quantization.weight_block_size", "fp8_block only"},
+		{"quantization unknown key", modelFuzzBase + "quantization: {method: fp8, dtype: fp8, block_size: [128, 128]}\n", "block_size", "unknown key"},
+		{"experts_only on a dense model", modelFuzzBase + "quantization: {method: mxfp4, dtype: mxfp4, experts_only: true}\n", "quantization.experts_only", "needs routed experts"},
 		{"not a mapping", "- a\n- b\n", "", "mapping"},
 		{"empty", "", "", "no entries"},
 	}
@@ -287,6 +304,9 @@ func FuzzLoadModels(f *testing.F) {
 		modelFuzzBase + "moe: {num_experts: 4, num_experts_per_tok: 2, moe_intermediate_size: 32, first_dense_layers: 1}\n",
 		modelFuzzBase + "mla: {q_lora_rank: 0, kv_lora_rank: 8, qk_nope_head_dim: 8, qk_rope_head_dim: 4, v_head_dim: 8}\n",
 		modelFuzzBase + "quantization: {method: fp8, dtype: fp8}\n",
+		modelFuzzBase + "quantization: {method: fp8, dtype: fp8, scheme: fp8_block, weight_block_size: [128, 128], activation_scheme: dynamic}\n",
+		modelFuzzBase + "quantization: {method: modelopt, dtype: fp4, scheme: nvfp4, group_size: 32, kv_cache_quant_algo: fp8}\n",
+		modelFuzzBase + "quantization: {method: x, dtype: int4, scheme: int4_weight_only, attention_unquantized: true, modules_to_not_convert: [self_attn]}\n",
 		modelFuzzBase + "sliding_window: 16\nsliding_window_layers: 1\n",
 		modelFuzzBase + "---\n" + modelFuzzBase,
 		"---\n---\n",

@@ -7,7 +7,13 @@
 //
 // The package is pure: values in, numbers out.
 //
-// Reading order: model.go (the shape), params.go (parameter counts and
-// weight bytes), kv.go (KV-cache bytes), ops.go (per-operation FLOPs and
-// bytes for a batch).
+// Pre-quantised checkpoints carry a Quantization: the weight dtype, the
+// kernel scheme (per-tensor or block fp8, int8 W8A8, int4 weight-only,
+// NVFP4, MXFP4), block and group sizes, which modules stay unquantised and
+// the checkpoint's KV-cache hint; DefaultPrecision turns it into the dtype
+// of each part (weights, attention, experts, KV cache, activations).
+//
+// Reading order: model.go (the shape), quant.go (quantisation schemes),
+// params.go (parameter counts, precision and weight bytes), kv.go (KV-cache
+// bytes), ops.go (per-operation FLOPs and bytes for a batch).
 package models

@@ -83,15 +83,57 @@ type MLA struct {
 	VHeadDim      int `yaml:"v_head_dim" json:"v_head_dim"`
 }
 
-// Quantization says which weights a checkpoint stores in a narrower type.
+// Quantization says which weights a checkpoint stores in a narrower type,
+// how they are scaled, and what the serving kernels do with the activations.
+// Field names follow the Hugging Face quantization_config where one exists.
+// Build one by importing a config.json (catalogs.ImportHF) or write it by
+// hand; KernelScheme and ActivationDType fill in what an entry leaves out.
 type Quantization struct {
-	// Method is the checkpoint's quant_method (fp8, mxfp4, awq, gptq …).
+	// Method is the checkpoint's quant_method as config.json names it (fp8,
+	// fbgemm_fp8, mxfp4, awq, gptq, compressed-tensors, modelopt).
 	Method string `yaml:"method" json:"method"`
 	// DType is the storage type of the quantised weights.
 	DType hardware.DType `yaml:"dtype" json:"dtype"`
-	// ExpertsOnly: only the routed experts are quantised (gpt-oss); the
-	// attention, embeddings and router stay in the model dtype.
+	// ExpertsOnly: only the routed experts are quantised (gpt-oss, the
+	// NVFP4 MiniMax-M2.5, Kimi-K2 int4); the attention, dense MLPs, shared
+	// experts, embeddings and router stay in the model dtype. It implies
+	// AttentionUnquantized.
 	ExpertsOnly bool `yaml:"experts_only,omitempty" json:"experts_only,omitempty"`
+	// Scheme is the kernel family the quantised linear layers run on (see
+	// QuantScheme): per-tensor, per-channel or block fp8, int8 W8A8, int4
+	// weight-only, NVFP4 W4A4, MXFP4. Empty means the default for DType and
+	// Method (KernelScheme).
+	Scheme QuantScheme `yaml:"scheme,omitempty" json:"scheme,omitempty"`
+	// WeightBlockSize is [rows, columns] of the weight block that shares
+	// one scale (quantization_config.weight_block_size; [128, 128] for the
+	// block fp8 of DeepSeek-V3, Qwen3-FP8 and MiniMax-M2). Set only for
+	// scheme fp8_block.
+	WeightBlockSize []int `yaml:"weight_block_size,omitempty" json:"weight_block_size,omitempty"`
+	// GroupSize is how many consecutive weights along the input dimension
+	// share one scale (quantization_config.group_size): 128 for most GPTQ
+	// and AWQ checkpoints, 32 for Kimi-K2 int4 and MXFP4, 16 for NVFP4.
+	// 0 means no groups: one scale per tensor or per output channel.
+	GroupSize int `yaml:"group_size,omitempty" json:"group_size,omitempty"`
+	// ActivationScheme is how the activations' scales are found when the
+	// scheme quantises them: dynamic (per token at run time) or static
+	// (calibrated into the checkpoint), quantization_config.activation_scheme.
+	// Empty: not stated, or a weight-only scheme.
+	ActivationScheme string `yaml:"activation_scheme,omitempty" json:"activation_scheme,omitempty"`
+	// AttentionUnquantized: the attention projections (q, k, v, o) of every
+	// layer stay in the model dtype, because the checkpoint excludes them
+	// (modules_to_not_convert, ignore or exclude_modules naming self_attn).
+	AttentionUnquantized bool `yaml:"attention_unquantized,omitempty" json:"attention_unquantized,omitempty"`
+	// ModulesToNotConvert is the checkpoint's list of modules left
+	// unquantised (modules_to_not_convert, compressed-tensors ignore, ModelOpt
+	// exclude_modules), with layer numbers folded into "*" where every layer
+	// is listed. It records where ExpertsOnly and AttentionUnquantized come
+	// from; the simulator reads those two flags, not this list.
+	ModulesToNotConvert []string `yaml:"modules_to_not_convert,omitempty" json:"modules_to_not_convert,omitempty"`
+	// KVCacheQuantAlgo is the checkpoint's KV-cache hint (ModelOpt
+	// kv_cache_quant_algo, compressed-tensors kv_cache_scheme): the KV cache
+	// was calibrated for this type and the checkpoint ships its scales.
+	// Empty means no hint (the KV cache follows the activations).
+	KVCacheQuantAlgo hardware.DType `yaml:"kv_cache_quant_algo,omitempty" json:"kv_cache_quant_algo,omitempty"`
 }
 
 // Validate checks that the shape is complete and self-consistent.
@@ -157,8 +199,13 @@ func (m *Model) Validate() error {
 			return &FieldError{Field: "mla.q_lora_rank", Reason: "must be >= 0"}
 		}
 	}
-	if q := m.Quantization; q != nil && !q.DType.Valid() {
-		return &FieldError{Field: "quantization.dtype", Reason: fmt.Sprintf("unknown data type %q", q.DType)}
+	if q := m.Quantization; q != nil {
+		if err := q.Validate(); err != nil {
+			return err
+		}
+		if q.ExpertsOnly && m.MoE == nil {
+			return &FieldError{Field: "quantization.experts_only", Reason: "needs routed experts (moe)"}
+		}
 	}
 	return nil
 }

@@ -167,6 +167,7 @@ type CostModel struct {
 	L    float64 // layers
 
 	act, wb, eb, kvb float64 // bytes per element: activations, weights, expert weights, KV
+	ab               float64 // bytes per attention-projection weight
 
 	qkvFLOPsPerTok, qkvWeights, qkvActPerTok float64
 	oFLOPsPerTok, oWeights, oActPerTok       float64
@@ -203,6 +204,7 @@ func (m *Model) NewCostModelEP(p Precision, tp, ep int) *CostModel {
 	c := &CostModel{m: m, p: p, tp: tp, L: float64(m.NumLayers), ep: ep, dp: max(ep/tp, 1),
 		full: float64(m.NumFullLayers()), swa: float64(m.NumSlidingLayers())}
 	c.act, c.wb, c.eb, c.kvb = p.Activations.Bytes(), p.Weights.WeightBytes(), p.ExpertDType().WeightBytes(), p.KV.Bytes()
+	c.ab = p.AttentionDType().WeightBytes()
 	h := float64(m.HiddenSize)
 	frac := 1 / float64(tp)
 	headsR := float64(m.NumHeads) * frac
@@ -219,10 +221,10 @@ func (m *Model) NewCostModelEP(p Precision, tp, ep int) *CostModel {
 		kvA := h * float64(a.KVLoRARank+a.QKRopeHeadDim)
 		kvB := float64(a.KVLoRARank) * float64(a.QKNopeHeadDim+a.VHeadDim) * headsR
 		c.qkvFLOPsPerTok = 2 * L * (qParams + kvA)
-		c.qkvWeights = L * (qParams + kvA + kvB) * c.wb
+		c.qkvWeights = L * (qParams + kvA + kvB) * c.ab
 		c.qkvActPerTok = L * (h + qk*headsR + float64(a.KVLoRARank+a.QKRopeHeadDim)) * c.act
 		c.oFLOPsPerTok = 2 * L * float64(a.VHeadDim) * headsR * h
-		c.oWeights = L * float64(a.VHeadDim) * headsR * h * c.wb
+		c.oWeights = L * float64(a.VHeadDim) * headsR * h * c.ab
 		c.oActPerTok = L * (float64(a.VHeadDim)*headsR + h) * c.act
 		// Prefill: naive attention over expanded keys/values.
 		c.qkFLOPsPerPair = 2 * qk * headsR
@@ -236,10 +238,10 @@ func (m *Model) NewCostModelEP(p Precision, tp, ep int) *CostModel {
 		qdim := float64(m.QDim()) * frac
 		kvdim := float64(m.KVHeadsPerRank(tp) * m.HeadDim)
 		c.qkvFLOPsPerTok = 2 * L * h * (qdim + 2*kvdim)
-		c.qkvWeights = L * h * (qdim + 2*kvdim) * c.wb
+		c.qkvWeights = L * h * (qdim + 2*kvdim) * c.ab
 		c.qkvActPerTok = L * (h + qdim + 2*kvdim) * c.act
 		c.oFLOPsPerTok = 2 * L * qdim * h
-		c.oWeights = L * qdim * h * c.wb
+		c.oWeights = L * qdim * h * c.ab
 		c.oActPerTok = L * (qdim + h) * c.act
 		hd := float64(m.HeadDim)
 		c.qkFLOPsPerPair = 2 * hd * headsR

@@ -106,6 +106,10 @@ type Precision struct {
 	Weights hardware.DType `json:"weights"`
 	// Experts is the storage type of routed experts; empty means Weights.
 	Experts hardware.DType `json:"experts,omitempty"`
+	// Attention is the storage type of the attention projections (q, k, v,
+	// o; MLA's down- and up-projections); empty means Weights. Set when a
+	// checkpoint quantises the dense MLPs but leaves attention unquantised.
+	Attention hardware.DType `json:"attention,omitempty"`
 	// KV is the KV-cache element type.
 	KV hardware.DType `json:"kv_cache"`
 	// Activations is the compute dtype (the checkpoint's torch_dtype).
@@ -163,32 +167,70 @@ func (p Precision) ExpertDType() hardware.DType {
 	return p.Weights
 }
 
+// AttentionDType is the storage type of the attention projections.
+func (p Precision) AttentionDType() hardware.DType {
+	if p.Attention != "" {
+		return p.Attention
+	}
+	return p.Weights
+}
+
 // DefaultPrecision is how the checkpoint is served when nothing is
 // overridden: its own quantisation if it has one, else torch_dtype, and a
-// KV cache in the activation type.
+// KV cache in the checkpoint's KV hint (Quantization.KVCacheQuantAlgo) or
+// else the activation type.
+//
+// A checkpoint that leaves attention unquantised keeps it in torch_dtype:
+// when the routed experts are then the only other linear layers (no dense
+// MLP layer, no shared expert: gpt-oss, the NVFP4 MiniMax-M2.5), Weights is
+// torch_dtype and Experts the quantised type, as for experts-only
+// checkpoints; otherwise Weights is the quantised type and Attention
+// torch_dtype.
 func (m *Model) DefaultPrecision() Precision {
 	p := Precision{Weights: m.DType, KV: m.DType, Activations: m.DType}
-	if q := m.Quantization; q != nil {
-		if q.ExpertsOnly {
-			p.Experts = q.DType
-		} else {
-			p.Weights = q.DType
-		}
+	q := m.Quantization
+	if q == nil {
+		return p
+	}
+	if q.KVCacheQuantAlgo != "" {
+		p.KV = q.KVCacheQuantAlgo
+	}
+	switch {
+	case q.ExpertsOnly || (q.AttentionUnquantized && m.onlyExpertsBesideAttention()):
+		p.Experts = q.DType
+	case q.AttentionUnquantized:
+		p.Weights = q.DType
+		p.Attention = m.DType
+	default:
+		p.Weights = q.DType
 	}
 	return p
 }
 
+// onlyExpertsBesideAttention reports whether the routed experts are the
+// only linear layers outside attention (router and LM head aside).
+func (m *Model) onlyExpertsBesideAttention() bool {
+	return m.MoE != nil && m.NumDenseLayers() == 0 && m.MoE.NumSharedExperts == 0
+}
+
 // ResolvePrecision applies the user's choices to the checkpoint defaults.
-// weights "" keeps the checkpoint's; kv "" or "auto" follows the weights
+// weights "" keeps the checkpoint's; kv "" or "auto" keeps the checkpoint's
+// KV hint when its weights are kept, and otherwise follows the weights
 // (16-bit for integer weights, as integer KV needs its own calibration).
 func (m *Model) ResolvePrecision(weights, kv hardware.DType) Precision {
 	p := m.DefaultPrecision()
 	if weights != "" {
-		p.Weights, p.Experts = weights, ""
+		p.Weights, p.Experts, p.Attention = weights, "", ""
+	}
+	hint := hardware.DType("")
+	if q := m.Quantization; q != nil && weights == "" {
+		hint = q.KVCacheQuantAlgo
 	}
 	switch {
 	case kv != "" && kv != "auto":
 		p.KV = kv
+	case hint != "":
+		p.KV = hint
 	case p.Weights == hardware.FP8:
 		p.KV = hardware.FP8
 	default:
@@ -242,9 +284,10 @@ func (m *Model) WeightBytesPerGPUEP(p Precision, tp, ep int) float64 {
 	}
 	sh, rep := m.attentionParamsPerLayer(frac, m.KVHeadsPerRank(tp))
 	L := float64(m.NumLayers)
-	linear := L*float64(sh) + float64(m.NumDenseLayers())*3*float64(h)*float64(m.IntermediateSize)*frac
+	attention := L * float64(sh)
+	dense := float64(m.NumDenseLayers()) * 3 * float64(h) * float64(m.IntermediateSize) * frac
 	replicated := L*float64(rep) + float64(int64(m.NumLayers)*m.normsPerLayer()+h)
-	bytes := emb*act + linear*w + replicated*act
+	bytes := emb*act + attention*p.AttentionDType().WeightBytes() + dense*w + replicated*act
 	if e := m.MoE; e != nil {
 		ml := float64(m.NumMoELayers())
 		expertFrac := frac

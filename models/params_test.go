@@ -43,6 +43,22 @@ func TestParamsPublished(t *testing.T) {
 		// gpt-oss model card: 116.83B total, 5.13B active (MLP 114.71B,
 		// attention 0.96B, embed+unembed 1.16B), the embedding not counted.
 		{"gpt-oss-120b", gptOSS120B(), 116.83e9, 5.13e9, 201088 * 2880, 0.01},
+		// MiniMax model card (MiniMax-M2, whose config.json shape M2.5
+		// keeps; recalled, not in ../shared): "230 billion total parameters
+		// with 10 billion active", without the 3 multi-token-prediction
+		// modules (num_mtp_modules). Active is 62 × (attention 44.0M +
+		// 8 of 256 experts × 14.2M + router 0.8M) + LM head 0.61B = 10.42B
+		// without the input embedding (as OpenAI and DeepSeek count), 11.03B
+		// with it; "10B" covers 9.5–10.5B: allow 5%.
+		{"minimax-m2.5", minimaxM25(), 230e9, 10e9, 200064 * 3072, 0.05},
+		{"minimax-m2.5-nvfp4", minimaxM25NVFP4(), 230e9, 10e9, 200064 * 3072, 0.05},
+		// Qwen3-235B-A22B model card: "235B in total and 22B activated"
+		// (94 × (attention 71.3M + 8 of 128 experts × 18.9M) plus both
+		// embeddings = 22.19B, the embedding counted as Qwen does).
+		{"qwen3-235b-a22b", qwen3_235B_A22B(), 235e9, 22e9, 0, 0.01},
+		{"qwen3-235b-a22b-fp8", qwen3_235B_A22B_FP8(), 235e9, 22e9, 0, 0.01},
+		// Quantisation does not change the count.
+		{"llama-3.1-8b-instruct-fp8", llama31_8B_FP8(), 8.03e9, 8.03e9, 0, 0.01},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -75,6 +91,7 @@ func TestParamsExact(t *testing.T) {
 		{"llama-3.1-8b", llama31_8B(), 8_030_261_248},
 		{"llama-2-7b", llama2_7B(), 6_738_415_616},
 		{"llama-2-70b", llama2_70B(), 68_976_648_192},
+		{"llama-3.1-8b-instruct-fp8", llama31_8B_FP8(), 8_030_261_248},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -89,6 +106,7 @@ func allTestModels() []*Model {
 	return []*Model{
 		llama31_8B(), llama2_7B(), llama2_70B(), codellama34B(), mistral7B(),
 		qwen3_30B_A3B(), mixtral8x7B(), deepseekV3(), gemma2_9B(), gptOSS120B(),
+		minimaxM25(), minimaxM25NVFP4(), qwen3_235B_A22B(), qwen3_235B_A22B_FP8(), llama31_8B_FP8(),
 	}
 }
 

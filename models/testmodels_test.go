@@ -107,3 +107,59 @@ func gptOSS120B() *Model {
 		Quantization: &Quantization{Method: "mxfp4", DType: hardware.MXFP4, ExpertsOnly: true},
 	}
 }
+
+// MiniMax-M2.5: 62 layers, all MoE (256 experts, top 8, width 1536, no
+// shared expert), GQA 48/8 heads of 128 with half of each head rotated;
+// fp8 e4m3 weights in 128 × 128 blocks, router and LM head unquantised.
+func minimaxM25() *Model {
+	return &Model{
+		ID: "minimax-m2.5", Architecture: "MiniMaxM2ForCausalLM", DType: hardware.BF16,
+		NumLayers: 62, HiddenSize: 3072, IntermediateSize: 1536,
+		NumHeads: 48, NumKVHeads: 8, HeadDim: 128, RotaryDim: 64,
+		VocabSize: 200064, MaxPositions: 196608,
+		MoE: &MoE{NumExperts: 256, NumExpertsPerTok: 8, ExpertIntermediateSize: 1536},
+		Quantization: &Quantization{Method: "fp8", DType: hardware.FP8, Scheme: SchemeFP8Block,
+			WeightBlockSize: []int{128, 128}, ActivationScheme: "dynamic"},
+	}
+}
+
+// minimaxM25NVFP4 is NVIDIA's ModelOpt re-quantisation: NVFP4 experts,
+// attention and router left in bf16, an fp8 KV-cache hint.
+func minimaxM25NVFP4() *Model {
+	m := minimaxM25()
+	m.ID = "minimax-m2.5-nvfp4"
+	m.Quantization = &Quantization{Method: "modelopt", DType: hardware.FP4, Scheme: SchemeNVFP4, GroupSize: 16,
+		ActivationScheme: "static", ExpertsOnly: true, AttentionUnquantized: true, KVCacheQuantAlgo: hardware.FP8}
+	return m
+}
+
+// Qwen3-235B-A22B: 94 layers, all MoE (128 experts, top 8, width 1536),
+// GQA 64/4 heads of 128 (64 × 128 = 8192 ≠ hidden 4096).
+func qwen3_235B_A22B() *Model {
+	return &Model{
+		ID: "qwen3-235b-a22b", Architecture: "Qwen3MoeForCausalLM", DType: hardware.BF16,
+		NumLayers: 94, HiddenSize: 4096, IntermediateSize: 12288,
+		NumHeads: 64, NumKVHeads: 4, HeadDim: 128,
+		VocabSize: 151936, MaxPositions: 40960,
+		MoE: &MoE{NumExperts: 128, NumExpertsPerTok: 8, ExpertIntermediateSize: 1536},
+	}
+}
+
+func qwen3_235B_A22B_FP8() *Model {
+	m := qwen3_235B_A22B()
+	m.ID = "qwen3-235b-a22b-fp8"
+	m.Quantization = &Quantization{Method: "fp8", DType: hardware.FP8, Scheme: SchemeFP8Block,
+		WeightBlockSize: []int{128, 128}, ActivationScheme: "dynamic"}
+	return m
+}
+
+// llama31_8B_FP8 is nvidia/Llama-3.1-8B-Instruct-FP8: ModelOpt FP8 with
+// per-tensor scales on every linear layer of the blocks (LM head excluded)
+// and an fp8 KV cache.
+func llama31_8B_FP8() *Model {
+	m := llama31_8B()
+	m.ID = "llama-3.1-8b-instruct-fp8"
+	m.Quantization = &Quantization{Method: "modelopt", DType: hardware.FP8, Scheme: SchemeFP8PerTensor,
+		ActivationScheme: "static", KVCacheQuantAlgo: hardware.FP8}
+	return m
+}

@@ -13,15 +13,18 @@ import (
 	"github.com/headroom-sim/headroom/catalogs"
 )
 
-const catalogUsage = "usage: headroom catalog list gpus|models | show gpus|models ID | import-hf CONFIG.json --id ID [--out DIR]"
+const catalogUsage = "usage: headroom catalog list gpus|models | show gpus|models ID | import-hf CONFIG.json --id ID [--hf-id ORG/NAME] [--quant-config hf_quant_config.json] [--out DIR]"
 
 func runCatalog(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet("catalog")
 	format := fs.String("output", "table", "output format: table|json (list, show)")
 	dir := fs.String("catalog-dir", "", "directory of extra catalog entries")
-	id := fs.String("id", "", "import-hf: id of the new model")
-	out := fs.String("out", "", "import-hf: catalog directory to write models/ID.yaml into (default: print the YAML)")
-	lenient := fs.Bool("ignore-unknown", false, "import-hf: ignore config.json keys Headroom does not know")
+	var imp hfImport
+	fs.StringVar(&imp.id, "id", "", "import-hf: id of the new model (a Hugging Face id such as ORG/NAME works)")
+	fs.StringVar(&imp.hfID, "hf-id", "", "import-hf: Hugging Face id of the model (default: --id when it has the ORG/NAME form)")
+	fs.StringVar(&imp.quantConfig, "quant-config", "", "import-hf: NVIDIA ModelOpt hf_quant_config.json of the checkpoint (default: the one beside CONFIG.json, if any)")
+	fs.StringVar(&imp.outDir, "out", "", "import-hf: catalog directory to write models/ID.yaml into (default: print the YAML)")
+	fs.BoolVar(&imp.lenient, "ignore-unknown", false, "import-hf: ignore config.json keys Headroom does not know")
 	pos, err := parseFlags(fs, args, e.stdout)
 	if err != nil {
 		return err
@@ -36,7 +39,8 @@ func runCatalog(ctx context.Context, e *env, args []string) error {
 		if len(pos) != 2 {
 			return usagef("import-hf: want exactly one config.json path")
 		}
-		return importHF(e, pos[1], *id, *out, *lenient)
+		imp.config = pos[1]
+		return importHF(e, imp)
 	}
 	cat, err := loadCatalog(e, *dir)
 	if err != nil {
@@ -114,25 +118,72 @@ func showCatalog(e *env, cat *catalogs.Catalog, kind, id, format string) error {
 	return enc.Encode(v)
 }
 
-func importHF(e *env, path, id, outDir string, lenient bool) error {
-	if id == "" {
+// hfImport is what catalog import-hf was asked to do.
+type hfImport struct {
+	config, id, hfID, quantConfig, outDir string
+	lenient                               bool
+}
+
+// besideQuantConfig is ModelOpt's hf_quant_config.json next to a config
+// file: config.json → hf_quant_config.json, X_config.json →
+// X_hf_quant_config.json (as copies of several repositories are named).
+func besideQuantConfig(config string) string {
+	dir, base := filepath.Split(config)
+	prefix, ok := strings.CutSuffix(base, "config.json")
+	if !ok {
+		return ""
+	}
+	p := filepath.Join(dir, prefix+"hf_quant_config.json")
+	if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() {
+		return p
+	}
+	return ""
+}
+
+func importHF(e *env, imp hfImport) error {
+	if imp.id == "" {
 		return usagef("import-hf: --id is required")
 	}
-	f, err := os.Open(path)
+	if imp.hfID == "" && strings.Count(imp.id, "/") == 1 {
+		imp.hfID = imp.id
+	}
+	var dst string
+	if imp.outDir != "" {
+		rel, err := catalogs.ModelFile(imp.id)
+		if err != nil {
+			return usagef("import-hf: --id: %v", err)
+		}
+		dst = filepath.Join(imp.outDir, filepath.FromSlash(rel))
+	}
+	f, err := os.Open(imp.config)
 	if err != nil {
 		return usagef("import-hf: %v", err)
 	}
 	defer f.Close()
-	importer := catalogs.ImportHF
-	if lenient {
-		importer = catalogs.ImportHFLenient
+	opts := catalogs.HFOptions{ID: imp.id, Lenient: imp.lenient}
+	quant := imp.quantConfig
+	if quant == "" {
+		quant = besideQuantConfig(imp.config)
 	}
-	m, ignored, err := importer(filepath.Base(path), f, id)
+	if quant != "" {
+		qf, err := os.Open(quant)
+		if err != nil {
+			return usagef("import-hf: --quant-config: %v", err)
+		}
+		defer qf.Close()
+		opts.QuantConfig, opts.QuantConfigName = qf, filepath.Base(quant)
+	}
+	m, ignored, err := catalogs.ImportHFWith(filepath.Base(imp.config), f, opts)
 	if err != nil {
 		return usagef("import-hf: %v", err)
 	}
+	m.HFID = imp.hfID
 	var b strings.Builder
-	fmt.Fprintf(&b, "# Imported by `headroom catalog import-hf` from %s.\n", filepath.Base(path))
+	fmt.Fprintf(&b, "# Imported by `headroom catalog import-hf` from %s", filepath.Base(imp.config))
+	if quant != "" {
+		fmt.Fprintf(&b, " and %s", filepath.Base(quant))
+	}
+	b.WriteString(".\n")
 	if len(ignored) > 0 {
 		fmt.Fprintf(&b, "# Ignored config.json keys: %s\n", strings.Join(ignored, ", "))
 	}
@@ -141,17 +192,34 @@ func importHF(e *env, path, id, outDir string, lenient bool) error {
 	if err := enc.Encode(m); err != nil {
 		return err
 	}
-	if outDir == "" {
+	// What is written must load back as the same entry.
+	if err := catalogs.New().LoadModels(filepath.Base(imp.config), strings.NewReader(b.String())); err != nil {
+		return fmt.Errorf("import-hf: the imported entry does not load back: %w", err)
+	}
+	if imp.outDir == "" {
 		_, err := fmt.Fprint(e.stdout, b.String())
 		return err
 	}
-	dst := filepath.Join(outDir, "models", id+".yaml")
 	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
 		return err
 	}
 	if err := os.WriteFile(dst, []byte(b.String()), 0o644); err != nil {
 		return err
 	}
-	fmt.Fprintf(e.stdout, "wrote %s (use --catalog-dir %s)\n", dst, outDir)
+	// The directory as --catalog-dir reads it must now answer to the id
+	// and the Hugging Face id.
+	cat, err := loadCatalog(e, imp.outDir)
+	if err != nil {
+		return fmt.Errorf("import-hf: wrote %s, but %w", dst, err)
+	}
+	for _, name := range []string{imp.id, imp.hfID} {
+		if name == "" {
+			continue
+		}
+		if got, err := cat.Model(name); err != nil || got.ID != m.ID {
+			return fmt.Errorf("import-hf: wrote %s, but --catalog-dir %s does not resolve %q to it", dst, imp.outDir, name)
+		}
+	}
+	fmt.Fprintf(e.stdout, "wrote %s (use --catalog-dir %s)\n", dst, imp.outDir)
 	return nil
 }
