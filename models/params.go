@@ -152,9 +152,12 @@ func (p Precision) KernelFormat(dt hardware.DType) string {
 	return FormatBF16
 }
 
-// LinearFormat is the kernel format of the attention and dense MLP
-// projections; ExpertFormat that of the routed experts.
+// LinearFormat is the kernel format of the dense MLP (and shared expert)
+// projections.
 func (p Precision) LinearFormat() string { return p.KernelFormat(p.Weights) }
+
+// AttentionFormat is the kernel format of the attention projections.
+func (p Precision) AttentionFormat() string { return p.KernelFormat(p.AttentionDType()) }
 
 // ExpertFormat is the kernel format of the routed experts.
 func (p Precision) ExpertFormat() string { return p.KernelFormat(p.ExpertDType()) }
@@ -195,6 +198,7 @@ func (m *Model) DefaultPrecision() Precision {
 	if q.KVCacheQuantAlgo != "" {
 		p.KV = q.KVCacheQuantAlgo
 	}
+	p.FP8Blocks = q.KernelScheme() == SchemeFP8Block
 	switch {
 	case q.ExpertsOnly || (q.AttentionUnquantized && m.onlyExpertsBesideAttention()):
 		p.Experts = q.DType
@@ -214,13 +218,14 @@ func (m *Model) onlyExpertsBesideAttention() bool {
 }
 
 // ResolvePrecision applies the user's choices to the checkpoint defaults.
-// weights "" keeps the checkpoint's; kv "" or "auto" keeps the checkpoint's
-// KV hint when its weights are kept, and otherwise follows the weights
-// (16-bit for integer weights, as integer KV needs its own calibration).
+// weights "" keeps the checkpoint's; kv "" or "auto" is vLLM's
+// --kv-cache-dtype auto: the checkpoint's KV hint when its weights are
+// kept (a ModelOpt kv_cache_quant_algo), else the model's activation type —
+// an fp8 checkpoint without KV scales keeps a 16-bit cache.
 func (m *Model) ResolvePrecision(weights, kv hardware.DType) Precision {
 	p := m.DefaultPrecision()
 	if weights != "" {
-		p.Weights, p.Experts, p.Attention = weights, "", ""
+		p.Weights, p.Experts, p.Attention, p.FP8Blocks = weights, "", "", false
 	}
 	hint := hardware.DType("")
 	if q := m.Quantization; q != nil && weights == "" {
@@ -231,8 +236,6 @@ func (m *Model) ResolvePrecision(weights, kv hardware.DType) Precision {
 		p.KV = kv
 	case hint != "":
 		p.KV = hint
-	case p.Weights == hardware.FP8:
-		p.KV = hardware.FP8
 	default:
 		p.KV = p.Activations
 	}

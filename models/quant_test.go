@@ -89,10 +89,12 @@ func TestResolvePrecisionKVHint(t *testing.T) {
 			Precision{Weights: hardware.BF16, Experts: hardware.FP4, KV: hardware.BF16, Activations: hardware.BF16}},
 		{"overridden weights drop the hint", minimaxM25NVFP4(), hardware.BF16, "",
 			Precision{Weights: hardware.BF16, KV: hardware.BF16, Activations: hardware.BF16}},
-		{"no hint: fp8 weights give fp8 KV", minimaxM25(), "", "",
-			Precision{Weights: hardware.FP8, KV: hardware.FP8, Activations: hardware.BF16}},
-		{"override clears the attention dtype", denseAttentionExcluded(), hardware.FP8, "",
-			Precision{Weights: hardware.FP8, KV: hardware.FP8, Activations: hardware.BF16}},
+		// vLLM's --kv-cache-dtype auto: an fp8 checkpoint without KV scales
+		// keeps a 16-bit cache.
+		{"no hint: fp8 block weights keep a bf16 KV", minimaxM25(), "", "",
+			Precision{Weights: hardware.FP8, KV: hardware.BF16, Activations: hardware.BF16, FP8Blocks: true}},
+		{"override clears the attention dtype and the block scheme", denseAttentionExcluded(), hardware.FP8, "",
+			Precision{Weights: hardware.FP8, KV: hardware.BF16, Activations: hardware.BF16}},
 		{"attention dtype kept", denseAttentionExcluded(), "", "",
 			Precision{Weights: hardware.FP4, Attention: hardware.BF16, KV: hardware.BF16, Activations: hardware.BF16}},
 	}

@@ -68,8 +68,8 @@ func (m *Model) Shapes(p Precision, tp, ep int) Shapes {
 	c := m.NewCostModelEP(p, tp, ep)
 	h := m.HiddenSize
 	L := m.NumLayers
-	linFormat := p.LinearFormat()
-	wb := p.Weights.WeightBytes()
+	linFormat, attnFormat := p.LinearFormat(), p.AttentionFormat()
+	wb, awb := p.Weights.WeightBytes(), p.AttentionDType().WeightBytes()
 	act := p.Activations.Bytes()
 	s := Shapes{Hidden: h, Layers: L, ActBytes: act}
 	add := func(op OpKind, name string, n, k, count int, format string, bytes float64) {
@@ -85,19 +85,19 @@ func (m *Model) Shapes(p Precision, tp, ep int) Shapes {
 	if a := m.MLA; a != nil {
 		qk := a.QKNopeHeadDim + a.QKRopeHeadDim
 		if a.QLoRARank > 0 {
-			add(OpQKVProj, "q_a_proj", a.QLoRARank, h, L, linFormat, wb)
-			add(OpQKVProj, "q_b_proj", qk*headsR, a.QLoRARank, L, linFormat, wb)
+			add(OpQKVProj, "q_a_proj", a.QLoRARank, h, L, attnFormat, awb)
+			add(OpQKVProj, "q_b_proj", qk*headsR, a.QLoRARank, L, attnFormat, awb)
 		} else {
-			add(OpQKVProj, "q_proj", qk*headsR, h, L, linFormat, wb)
+			add(OpQKVProj, "q_proj", qk*headsR, h, L, attnFormat, awb)
 		}
-		add(OpQKVProj, "kv_a_proj", a.KVLoRARank+a.QKRopeHeadDim, h, L, linFormat, wb)
-		add(OpQKVProj, "kv_b_proj", (a.QKNopeHeadDim+a.VHeadDim)*headsR, a.KVLoRARank, L, linFormat, wb)
-		add(OpOProj, "o_proj", h, a.VHeadDim*headsR, L, linFormat, wb)
+		add(OpQKVProj, "kv_a_proj", a.KVLoRARank+a.QKRopeHeadDim, h, L, attnFormat, awb)
+		add(OpQKVProj, "kv_b_proj", (a.QKNopeHeadDim+a.VHeadDim)*headsR, a.KVLoRARank, L, attnFormat, awb)
+		add(OpOProj, "o_proj", h, a.VHeadDim*headsR, L, attnFormat, awb)
 		s.Attn = AttentionShapes{Heads: headsR, KVHeads: 1, HeadDim: a.KVLoRARank + a.QKRopeHeadDim, FullLayers: L, MLA: true}
 	} else {
 		kvR := m.KVHeadsPerRank(tp)
-		add(OpQKVProj, "qkv_proj", (headsR+2*kvR)*m.HeadDim, h, L, linFormat, wb)
-		add(OpOProj, "o_proj", h, headsR*m.HeadDim, L, linFormat, wb)
+		add(OpQKVProj, "qkv_proj", (headsR+2*kvR)*m.HeadDim, h, L, attnFormat, awb)
+		add(OpOProj, "o_proj", h, headsR*m.HeadDim, L, attnFormat, awb)
 		s.Attn = AttentionShapes{Heads: headsR, KVHeads: kvR, HeadDim: m.HeadDim,
 			FullLayers: m.NumFullLayers(), SlidingLayers: m.NumSlidingLayers(), Window: m.SlidingWindow}
 	}
