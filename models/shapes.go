@@ -62,10 +62,21 @@ type Shapes struct {
 }
 
 // Shapes returns the kernel shapes of m at precision p on tp GPUs with
-// experts over ep GPUs.
+// experts over ep GPUs (ep > tp: whole experts over the data-parallel
+// group; else sliced by TP).
 func (m *Model) Shapes(p Precision, tp, ep int) Shapes {
+	if ep > tp {
+		return m.ShapesSplit(p, tp, 1, ep)
+	}
+	return m.ShapesSplit(p, tp, max(tp, 1), 1)
+}
+
+// ShapesSplit returns the kernel shapes of m at precision p on tp GPUs,
+// with the routed experts split moeTP × moeEP: every expert sliced over
+// moeTP GPUs, whole experts spread over moeEP groups.
+func (m *Model) ShapesSplit(p Precision, tp, moeTP, moeEP int) Shapes {
 	tp = max(tp, 1)
-	c := m.NewCostModelEP(p, tp, ep)
+	c := m.NewCostModelEP(p, tp, 1)
 	h := m.HiddenSize
 	L := m.NumLayers
 	linFormat, attnFormat := p.LinearFormat(), p.AttentionFormat()
@@ -115,12 +126,8 @@ func (m *Model) Shapes(p Precision, tp, ep int) Shapes {
 			add(OpExperts, "shared_gate_up_proj", 2*isR, h, ml, linFormat, wb)
 			add(OpExperts, "shared_down_proj", h, isR, ml, linFormat, wb)
 		}
-		ms := &MoEShapes{Layers: ml, Hidden: h, Inter: e.ExpertIntermediateSize, TopK: e.NumExpertsPerTok,
-			Experts: e.NumExperts, TP: tp, EP: 1, Format: p.ExpertFormat(), WeightBytes: p.ExpertDType().WeightBytes()}
-		if c.ep > 1 {
-			ms.TP, ms.EP = 1, c.ep
-		}
-		s.MoE = ms
+		s.MoE = &MoEShapes{Layers: ml, Hidden: h, Inter: e.ExpertIntermediateSize, TopK: e.NumExpertsPerTok,
+			Experts: e.NumExperts, TP: max(moeTP, 1), EP: max(moeEP, 1), Format: p.ExpertFormat(), WeightBytes: p.ExpertDType().WeightBytes()}
 	}
 	add(OpLMHead, "lm_head", int(m.vocabPerRank(tp)), h, 1, FormatBF16, act)
 	s.GEMMs[len(s.GEMMs)-1].PerSampled = true

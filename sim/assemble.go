@@ -17,10 +17,8 @@ func (s *Simulator) report() *Report {
 	r.Requests = m.all.counts()
 	r.TTFTMS, r.TPOTMS, r.ITLMS, r.E2EMS, r.QueueMS = sum.ttft, sum.tpot, sum.itl, sum.e2e, sum.queue
 	r.PrefillMS, r.DecodeMS = sum.prefill, sum.decode
-	if s.rtt > 0 {
-		st := sum.serverTTFT
-		r.ServerTTFTMS = &st
-	}
+	st := sum.serverTTFT
+	r.ServerTTFTMS = &st
 	r.Throughput = throughput(m.all, dur)
 	var hits, queries int64
 	var area, peak float64

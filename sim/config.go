@@ -25,9 +25,18 @@ type Config struct {
 	GPU       *hardware.GPU
 	Precision models.Precision
 	TP        int
-	Replicas  int
-	// EP is the expert-parallel group size (1 = off): the replicas'
-	// MoE layers share their experts across TP × replicas GPUs.
+	// Replicas is the number of serving instances behind the router.
+	Replicas int
+	// DP is the data-parallel engine ranks of each instance (vLLM
+	// --data-parallel-size; 0 or 1 = one). The ranks of a MoE model step
+	// together.
+	DP int
+	// MoETP × MoEEP split the routed experts over the TP × DP GPUs of an
+	// instance: MoETP slices of every expert, MoEEP groups of whole experts
+	// (vLLM --enable-expert-parallel: 1 × TP·DP). 0 = derived from EP.
+	MoETP, MoEEP int
+	// EP is the expert-parallel group size (1 = off), the older way of
+	// stating MoEEP: experts over TP × DP GPUs.
 	EP     int
 	Router string
 	// Engine must be resolved (engine.Config.Resolve).
@@ -41,6 +50,12 @@ type Config struct {
 	// BlockBytes is one block's size on one GPU (for swap transfers).
 	BlockBytes float64
 	Profile    steptime.Profile
+	// KernelDB, when set, gives measured kernel latencies to the step-time
+	// model (the table backend); nil uses the profile's formulas alone.
+	KernelDB *steptime.KernelDB
+	// MoERouting is the measured routing distribution the table backend
+	// reads for fused MoE ("" = steptime's default).
+	MoERouting string
 	// NetworkRTTMS is the client–server round trip added to end-to-end
 	// TTFT and E2E.
 	NetworkRTTMS float64
@@ -62,7 +77,13 @@ type Workload struct {
 	// Requests is the total number of requests (turns count one each);
 	// 0 lets the stages or the trace decide.
 	Requests int
-	Arrival  workload.ArrivalSpec
+	// Warmup requests run before the measured ones and are left out of
+	// every statistic and of the SLA, as benchmark tools' warm-up phases
+	// (aiperf --warmup-request-count, vllm bench --num-warmups). They come
+	// on top of Requests. Closed-loop clients wait for the whole warm-up
+	// to finish, then start the measured phase together.
+	Warmup  int
+	Arrival workload.ArrivalSpec
 	// MaxConcurrency caps requests in flight at the client (0 = none).
 	MaxConcurrency int
 	Stages         []workload.StageSpec
@@ -91,6 +112,25 @@ type SLA struct {
 	E2EMS  map[string]float64 `json:"e2e_ms,omitempty" yaml:"e2e_ms"`
 }
 
+// moeSplit is the (moe_tp, moe_ep) split of an instance's experts.
+func (c *Config) moeSplit() (tp, ep int) {
+	gpus := max(c.TP, 1) * max(c.DP, 1)
+	switch {
+	case c.MoETP > 0 || c.MoEEP > 0:
+		return max(c.MoETP, 1), max(c.MoEEP, 1)
+	case c.EP > 1:
+		return max(gpus/c.EP, 1), c.EP
+	}
+	return gpus, 1
+}
+
+func orOne(v float64) float64 {
+	if v == 0 {
+		return 1
+	}
+	return v
+}
+
 func (c *Config) validate() error {
 	switch {
 	case c.Model == nil || c.GPU == nil:
@@ -99,6 +139,10 @@ func (c *Config) validate() error {
 		return &hardware.FieldError{Field: "tp", Reason: "must be >= 1"}
 	case c.Replicas < 1:
 		return &hardware.FieldError{Field: "replicas", Reason: "must be >= 1"}
+	case c.DP < 0 || c.DP > 4096:
+		return &hardware.FieldError{Field: "dp", Reason: "must be in [0, 4096]"}
+	case c.MoETP < 0 || c.MoEEP < 0 || (c.MoETP > 0 && c.MoEEP > 0 && c.MoETP*c.MoEEP != max(c.TP, 1)*max(c.DP, 1)):
+		return &hardware.FieldError{Field: "moe_ep", Reason: fmt.Sprintf("moe_tp %d × moe_ep %d must equal tp × dp = %d GPUs", c.MoETP, c.MoEEP, max(c.TP, 1)*max(c.DP, 1))}
 	case c.NumGPUBlocks < 1:
 		return &hardware.FieldError{Field: "engine.num_gpu_blocks_override", Reason: "the KV cache has no blocks"}
 	case c.Router != RouterRoundRobin && c.Router != RouterLeastOutstanding && c.Router != RouterLeastKV:

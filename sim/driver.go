@@ -54,6 +54,11 @@ type driver struct {
 
 	traceIdx int
 	sessions int64
+
+	// warm-up phase: requests still running, and the closed-loop clients
+	// waiting for them to finish before the measured phase
+	warmupOpen int
+	heldStart  []int32
 }
 
 type clientState struct {
@@ -70,6 +75,9 @@ func newDriver(s *Simulator) (*driver, error) {
 		rngOut:    rand.New(rand.NewPCG(seed, streamOutput)),
 		rngPrefix: rand.New(rand.NewPCG(seed, streamPrefix)),
 		limit:     w.Requests,
+	}
+	if w.Requests > 0 {
+		d.limit += w.Warmup
 	}
 	switch {
 	case w.Trace != nil:
@@ -148,6 +156,11 @@ func (d *driver) startSession(t Time, c int32) bool {
 	if !d.room(1) {
 		return false
 	}
+	if c >= 0 && d.created >= d.w.Warmup && d.warmupOpen > 0 {
+		// The measured phase starts when the warm-up has drained.
+		d.heldStart = append(d.heldStart, c)
+		return true
+	}
 	turns := d.turns()
 	if d.limit > 0 {
 		turns = min(turns, d.limit-d.created-d.pendingTurns)
@@ -181,6 +194,7 @@ func (d *driver) newRequest(c int32, sess *session) *request {
 	serial := int64(d.created)
 	d.created++
 	r := &request{serial: serial, stage: int32(d.curStage), client: c, sess: sess, scheduled: -1, firstToken: -1}
+	d.markWarmup(r)
 	in := d.w.Input.Sample(d.rngIn)
 	r.output = d.w.Output.Sample(d.rngOut)
 	user := segment{id: d.segID(segUser, serial), len: in}
@@ -216,6 +230,7 @@ func (d *driver) traceRequest(i int) *request {
 	d.created++
 	r := &request{serial: serial, client: -1, scheduled: -1, firstToken: -1, stage: int32(rec.Stage),
 		input: rec.InputTokens, output: rec.OutputTokens, outSeg: d.segID(segOutput, serial)}
+	d.markWarmup(r)
 	left := rec.InputTokens
 	per := d.w.TraceHashTokens
 	if per <= 0 {
@@ -246,7 +261,7 @@ func (d *driver) send(r *request, t Time) {
 	}
 	d.inflight++
 	r.sent = t
-	d.s.m.sent(t)
+	d.s.m.sent(r, t)
 	d.s.push(event{t: t + d.s.rtt/2, kind: evDeliver, req: r})
 }
 
@@ -343,10 +358,27 @@ func (d *driver) wake(t Time, c int32, sess *session) {
 	}
 }
 
-// done is called when r completes (ok) or is rejected, at engine time t.
-func (d *driver) done(r *request, t Time, ok bool) {
+// markWarmup marks the first Warmup requests.
+func (d *driver) markWarmup(r *request) {
+	if r.serial < int64(d.w.Warmup) {
+		r.warmup = true
+		d.warmupOpen++
+	}
+}
+
+// done is called when r completes (ok) or is rejected; back is when the
+// client receives the last of the answer.
+func (d *driver) done(r *request, back Time, ok bool) {
 	d.inflight--
-	back := t + d.s.rtt/2 // the response reaches the client
+	if r.warmup {
+		d.warmupOpen--
+		if d.warmupOpen == 0 {
+			for _, c := range d.heldStart {
+				d.s.push(event{t: back, kind: evWake, client: c})
+			}
+			d.heldStart = nil
+		}
+	}
 	if d.held.len() > 0 {
 		d.send(d.held.popFront(), back)
 	}

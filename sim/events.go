@@ -8,7 +8,8 @@ type eventKind uint8
 const (
 	evArrival eventKind = iota // the driver's next open-loop arrival
 	evWake                     // a client's think time ends, or a delayed send
-	evDeliver                  // a request reaches its replica (after half the round trip)
+	evDeliver                  // a request reaches the API server (after half the round trip)
+	evEngine                   // a request reaches its engine rank (after the API server)
 	evStepEnd                  // a replica's step completes
 	evStage                    // a stage of a staged load begins
 	evKick                     // a replica should try to schedule

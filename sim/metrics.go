@@ -63,7 +63,10 @@ func (m *metrics) stage(r *request) *collector {
 	return nil
 }
 
-func (m *metrics) sent(t Time) {
+func (m *metrics) sent(r *request, t Time) {
+	if r.warmup {
+		return
+	}
 	if !m.started || t < m.firstSent {
 		m.firstSent, m.started = t, true
 	}
@@ -90,16 +93,21 @@ func (m *metrics) countSecond(xs *[]int64, s int, n int64) {
 	(*xs)[s] += n
 }
 
-// token records one output token of r at time t (engine clock).
-func (m *metrics) token(r *request, t Time) {
-	m.countSecond(&m.secOut, int(t/nsPerSecond), 1)
+// token records one output token of r, produced by the engine at engine
+// and received by the client at client.
+func (m *metrics) token(r *request, engine, client Time) {
+	m.countSecond(&m.secOut, int(engine/nsPerSecond), 1)
 	if r.generated == 1 {
-		r.firstToken = t
-		r.lastToken = t
+		r.firstToken = client
+		r.lastToken = client
 		return
 	}
+	t := client
 	gap := t - r.lastToken
 	r.lastToken = t
+	if r.warmup {
+		return
+	}
 	g := float64(gap) / nsPerMS
 	m.all.itl.Add(g, 1)
 	if m.tokenSink != nil {
@@ -122,33 +130,41 @@ func (m *metrics) prompt(n int, t Time) {
 	m.countSecond(&m.secIn, int(t/nsPerSecond), int64(n))
 }
 
-// finish records a completed request at time t (engine clock).
+// finish records a request completed by the engine at t, whose last token
+// the client received at r.lastToken. TTFT, TPOT and E2E are the client's
+// view (from its send to the tokens it receives: network, API server and
+// streaming included, as benchmark tools measure them); server TTFT is
+// vLLM's own (engine arrival to the output batch that carries the first
+// token); queue, prefill and decode are engine times.
 func (m *metrics) finish(r *request, t Time) {
+	if r.warmup {
+		return
+	}
 	ms := func(d Time) float64 { return float64(d) / nsPerMS }
 	s := sample{
-		serverTTFT:  ms(r.firstToken - r.arrival),
-		ttft:        ms(r.firstToken - r.arrival + m.rtt),
-		e2e:         ms(t - r.arrival + m.rtt),
+		serverTTFT:  ms(r.serverFirst - r.arrival),
+		ttft:        ms(r.firstToken - r.sent),
+		e2e:         ms(r.lastToken - r.sent),
 		queue:       ms(r.scheduled - r.arrival),
-		prefill:     ms(r.firstToken - r.scheduled),
-		decode:      ms(t - r.firstToken),
+		prefill:     ms(r.engineFirst - r.scheduled),
+		decode:      ms(t - r.engineFirst),
 		input:       r.input,
 		output:      r.output,
 		preemptions: r.preemptions,
-		finish:      t,
+		finish:      r.lastToken,
 	}
 	if r.output > 1 {
-		s.tpot = s.decode / float64(r.output-1)
+		s.tpot = ms(r.lastToken-r.firstToken) / float64(r.output-1)
 		s.hasTPOT = true
 	}
 	if m.requestSink != nil {
 		m.requestSink(RequestSample{
-			SentS: float64(r.sent) / 1e9, FirstTokenS: float64(r.firstToken+m.rtt/2) / 1e9, FinishS: float64(t+m.rtt/2) / 1e9,
+			SentS: float64(r.sent) / 1e9, FirstTokenS: float64(r.firstToken) / 1e9, FinishS: float64(r.lastToken) / 1e9,
 			TTFTMS: s.ttft, TPOTMS: s.tpot, E2EMS: s.e2e, InputTokens: r.input, OutputTokens: r.output,
 			Stage: int(r.stage), Preemptions: int(r.preemptions),
 		})
 	}
-	done := t + m.rtt/2
+	done := r.lastToken
 	if done > m.lastDone {
 		m.lastDone = done
 	}
@@ -164,6 +180,9 @@ func (m *metrics) finish(r *request, t Time) {
 
 // reject records a request the engine refuses.
 func (m *metrics) reject(r *request, reason string) {
+	if r.warmup {
+		return
+	}
 	m.all.rejected[reason]++
 	if c := m.stage(r); c != nil {
 		c.rejected[reason]++

@@ -16,9 +16,13 @@ type replica struct {
 	waiting deque
 	running []*request
 
+	inst      *instance
 	busy      bool
 	kickSent  bool
-	stepStart Time
+	stepStart Time // the current (or last) step began
+	lastEnd   Time // the last step ended
+	freedLast int  // requests that finished at the last step's end
+	produced  []*request
 	sched     []scheduledSeq
 	batch     models.Batch
 	swapSec   float64 // swap transfers to add to the current step
@@ -95,8 +99,9 @@ func (rp *replica) schedule(now Time) bool {
 	rp.swapSec = 0
 	if rp.eng.Scheduler == engine.SchedulerV0 && !rp.eng.EnableChunkedPrefill {
 		rp.scheduleV0(now)
-	} else {
-		rp.scheduleV1(now)
+	} else if !rp.scheduleV1(now, true) && len(rp.sched) == 0 {
+		// Nothing to overlap with: the engine takes the new requests now.
+		rp.scheduleV1(now, false)
 	}
 	return len(rp.sched) > 0
 }
@@ -105,7 +110,10 @@ func (rp *replica) schedule(now Time) bool {
 // (decodes take one token of budget, unfinished prefills continue), then
 // waiting requests in order while the token budget, max_num_seqs and free
 // blocks allow; no new admissions in a step that preempted.
-func (rp *replica) scheduleV1(now Time) {
+//
+// With lag (async scheduling), admissions follow vLLM's one-step delay;
+// it returns false when that delay held back a request.
+func (rp *replica) scheduleV1(now Time, lag bool) bool {
 	e := rp.eng
 	budget := e.MaxNumBatchedTokens
 	thr := e.LongPrefillTokenThreshold
@@ -140,10 +148,28 @@ func (rp *replica) scheduleV1(now Time) {
 		i++
 	}
 	if preempted {
-		return
+		return true
 	}
-	for i := 0; i < rp.waiting.len() && budget > 0 && len(rp.running) < e.MaxNumSeqs; {
+	// With async scheduling, vLLM schedules step N+1 while step N runs:
+	// a request that reached the engine after step N began waits for
+	// N+2, and the seats of requests that finished with step N are taken
+	// until then (AsyncScheduler; vllm-request-path.md §3).
+	cutoff, seats := now, e.MaxNumSeqs
+	if lag && e.AsyncScheduling && rp.steps > 0 && rp.lastEnd == now {
+		cutoff, seats = rp.stepStart, e.MaxNumSeqs-rp.freedLast
+	}
+	held := false
+	for i := 0; i < rp.waiting.len() && budget > 0; {
 		r := rp.waiting.at(i)
+		if len(rp.running) >= seats {
+			held = held || seats < e.MaxNumSeqs
+			break
+		}
+		if r.arrival > cutoff {
+			held = true
+			i++
+			continue
+		}
 		computed, hits := r.computed, []int32(nil)
 		if !r.swapped && r.computed == 0 {
 			hits = rp.kv.lookup(r)
@@ -166,6 +192,7 @@ func (rp *replica) scheduleV1(now Time) {
 		rp.add(r, n)
 		budget -= n
 	}
+	return !held
 }
 
 // admit moves r into the running set.

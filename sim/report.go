@@ -19,9 +19,14 @@ type Report struct {
 
 	Requests RequestCounts `json:"requests"`
 
+	// TTFTMS, TPOTMS, ITLMS and E2EMS are the client's view, as benchmark
+	// tools measure them: from the client's send to the tokens it receives
+	// (network, the API server's request handling and the streaming of
+	// every token included).
 	TTFTMS stats.Summary `json:"ttft_ms"`
-	// ServerTTFTMS excludes the network round trip (present when
-	// network_rtt_ms > 0).
+	// ServerTTFTMS is vLLM's own time_to_first_token: from the engine's
+	// arrival stamp to the API server's handling of the output batch that
+	// carries the first token (no network, parsing or tokenisation).
 	ServerTTFTMS *stats.Summary `json:"server_ttft_ms,omitempty"`
 	TPOTMS       stats.Summary  `json:"tpot_ms"`
 	ITLMS        stats.Summary  `json:"itl_ms"`

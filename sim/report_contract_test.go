@@ -189,9 +189,9 @@ var (
 	pointKeys = []string{"t_s", "running", "waiting", "kv_usage_ratio", "output_tokens_per_s", "prompt_tokens_per_s", "preemptions_total", "completed_total"}
 )
 
-// optionalKeys appear only when asked for (an RTT, an SLA, stages, a time
+// optionalKeys appear only when asked for (an SLA, stages, a time
 // series) or when there is something to report (rejections).
-var optionalKeys = []string{"server_ttft_ms", "goodput_rps", "sla.met", "sla.checks[]", "stages[]", "timeseries[]", "requests.rejected_reasons"}
+var optionalKeys = []string{"goodput_rps", "sla.met", "sla.checks[]", "stages[]", "timeseries[]", "requests.rejected_reasons"}
 
 // lookup follows a dotted path ("a.b", "x[]" = a non-empty array, whose
 // first element is returned) through decoded JSON.

@@ -24,7 +24,7 @@ type request struct {
 	sess   *session
 
 	sent    Time // the client sent it
-	arrival Time // the engine received it (sent + half the round trip)
+	arrival Time // the engine received it: after the network, the API server and the tokenizer
 
 	input  int // prompt tokens, all of them
 	output int // tokens to generate
@@ -45,8 +45,11 @@ type request struct {
 
 	// metrics
 	scheduled   Time // first time scheduled, -1 before
-	firstToken  Time
-	lastToken   Time
+	firstToken  Time // the client received the first token, -1 before
+	lastToken   Time // the client received the latest token
+	engineFirst Time // the engine produced the first token
+	serverFirst Time // the API server began the output batch with the first token (vLLM's TTFT clock)
+	warmup      bool // a warm-up request: run, but left out of every statistic
 	preemptions int32
 	hitTokens   int // prompt tokens served from the prefix cache at first admission
 	replica     int32

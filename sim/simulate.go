@@ -29,6 +29,7 @@ type Simulator struct {
 	q        eventQueue
 	now      Time
 	replicas []*replica
+	insts    []*instance
 	rr       int
 	m        *metrics
 	d        *driver
@@ -102,25 +103,37 @@ func newSimulator(cfg *Config) (*Simulator, error) {
 	// hold the full context; sliding-window models keep fewer blocks than
 	// their table would index, so their blocks are not shared.
 	caching := cfg.Engine.EnablePrefixCaching && cfg.Model.NumSlidingLayers() == 0
+	dp := max(cfg.DP, 1)
+	moeTP, moeEP := cfg.moeSplit()
+	graph := steptime.CUDAGraphTokens(cfg.Engine.MaxNumSeqs, cfg.Engine.MaxNumBatchedTokens)
 	for i := range cfg.Replicas {
-		sm, err := steptime.New(cfg.Model, cfg.GPU, cfg.Precision, cfg.TP, cfg.Profile, cfg.Engine.AsyncScheduling)
-		if err != nil {
-			return nil, fmt.Errorf("step-time profile: %w", err)
+		in := &instance{id: int32(i), lockstep: dp > 1 && cfg.Model.MoE != nil,
+			front: frontend{coef: cfg.Profile.Frontend, scale: orOne(cfg.Profile.Scale.Overhead)}}
+		for range dp {
+			sm, err := steptime.New(cfg.Model, cfg.GPU, cfg.Precision, cfg.TP, cfg.Profile, cfg.Engine.AsyncScheduling)
+			if err != nil {
+				return nil, fmt.Errorf("step-time profile: %w", err)
+			}
+			sm.WithCUDAGraphs(graph).WithKernelDB(cfg.KernelDB)
+			if cfg.Model.MoE != nil {
+				sm.WithMoESplit(moeTP, moeEP, dp)
+			}
+			if cfg.MoERouting != "" {
+				sm.WithMoERouting(cfg.MoERouting)
+			}
+			rp := &replica{
+				id: int32(len(s.replicas)), eng: &cfg.Engine, model: sm, window: window, inst: in,
+				kv:              newKVCache(cfg.NumGPUBlocks, bs, caching, s.units),
+				blockBytes:      cfg.BlockBytes,
+				pcieBytesPerSec: math.Max(cfg.GPU.PCIe.UnidirectionalGBps(), 1) * 1e9,
+			}
+			if cfg.BlockBytes > 0 {
+				rp.swapCap = int(cfg.Engine.SwapSpaceGiB * hardware.GiB / cfg.BlockBytes)
+			}
+			in.ranks = append(in.ranks, rp)
+			s.replicas = append(s.replicas, rp)
 		}
-		sm.WithCUDAGraphs(steptime.CUDAGraphTokens(cfg.Engine.MaxNumSeqs, cfg.Engine.MaxNumBatchedTokens))
-		if cfg.EP > 1 {
-			sm.WithExpertParallel(cfg.EP)
-		}
-		rp := &replica{
-			id: int32(i), eng: &cfg.Engine, model: sm, window: window,
-			kv:              newKVCache(cfg.NumGPUBlocks, bs, caching, s.units),
-			blockBytes:      cfg.BlockBytes,
-			pcieBytesPerSec: math.Max(cfg.GPU.PCIe.UnidirectionalGBps(), 1) * 1e9,
-		}
-		if cfg.BlockBytes > 0 {
-			rp.swapCap = int(cfg.Engine.SwapSpaceGiB * hardware.GiB / cfg.BlockBytes)
-		}
-		s.replicas = append(s.replicas, rp)
+		s.insts = append(s.insts, in)
 	}
 	s.m = newMetrics(len(cfg.Workload.Stages), cfg.Report.StallThresholdMS, s.rtt)
 	s.m.perSecond = cfg.Report.Timeseries || len(cfg.Workload.Stages) > 0
@@ -169,12 +182,24 @@ func (s *Simulator) loop(ctx context.Context) error {
 			s.d.stage(e.t, int(e.client))
 		case evDeliver:
 			s.deliver(e.req, e.t)
+		case evEngine:
+			s.engineArrival(e.req, e.t)
 		case evStepEnd:
-			s.stepEnd(s.replicas[e.replica], e.t)
+			if e.replica < 0 {
+				s.groupStepEnd(s.insts[-1-e.replica], e.t)
+			} else {
+				s.stepEnd(s.replicas[e.replica], e.t)
+			}
 		case evKick:
-			rp := s.replicas[e.replica]
-			rp.kickSent = false
-			s.tryStart(rp, e.t)
+			if e.replica < 0 {
+				in := s.insts[-1-e.replica]
+				in.kickSent = false
+				s.tryStartGroup(in, e.t)
+			} else {
+				rp := s.replicas[e.replica]
+				rp.kickSent = false
+				s.tryStart(rp, e.t)
+			}
 		case evTick:
 			s.tick(e.t)
 		}
@@ -188,8 +213,13 @@ func (s *Simulator) loop(ctx context.Context) error {
 	return nil
 }
 
-// kick asks replica rp to schedule at time t, once.
+// kick asks replica rp to schedule at time t, once (its whole group, for
+// a lock-stepped rank).
 func (s *Simulator) kick(rp *replica, t Time) {
+	if rp.inst.lockstep {
+		s.kickGroup(rp.inst, t)
+		return
+	}
 	if rp.busy || rp.kickSent {
 		return
 	}
@@ -197,9 +227,20 @@ func (s *Simulator) kick(rp *replica, t Time) {
 	s.push(event{t: t, kind: evKick, replica: rp.id})
 }
 
-// deliver hands a request that reached the server to a replica, or rejects
-// it if it can never be served.
+// deliver hands a request that reached the serving endpoint at t to an
+// instance (the router's choice) and through its API server, which passes
+// it to an engine rank when parsing and tokenisation are done.
 func (s *Simulator) deliver(r *request, t Time) {
+	in := s.route()
+	r.replica = in.id // the instance, until a rank takes it
+	at := in.front.admit(t, r.input)
+	s.push(event{t: at, kind: evEngine, req: r})
+}
+
+// engineArrival is a request reaching the engine at t: vLLM's input
+// processor refuses what can never be served, the data-parallel balancer
+// picks a rank, and the rank takes it at its next step boundary.
+func (s *Simulator) engineArrival(r *request, t Time) {
 	r.arrival = t
 	e := &s.cfg.Engine
 	reason := ""
@@ -215,42 +256,42 @@ func (s *Simulator) deliver(r *request, t Time) {
 		if s.onEnd != nil {
 			s.onEnd(r, t, false)
 		}
-		s.d.done(r, t, false)
+		s.d.done(r, t+s.rtt/2, false)
 		return
 	}
-	rp := s.route()
+	rp := s.insts[r.replica].pickRank()
 	r.replica = rp.id
 	rp.waiting.pushBack(r)
 	s.kick(rp, t)
 }
 
-// route picks a replica for a new request.
-func (s *Simulator) route() *replica {
-	if len(s.replicas) == 1 {
-		return s.replicas[0]
+// route picks an instance for a new request.
+func (s *Simulator) route() *instance {
+	if len(s.insts) == 1 {
+		return s.insts[0]
 	}
 	switch s.cfg.Router {
 	case RouterLeastOutstanding:
-		best := s.replicas[0]
-		for _, rp := range s.replicas[1:] {
-			if rp.outstanding() < best.outstanding() {
-				best = rp
+		best := s.insts[0]
+		for _, in := range s.insts[1:] {
+			if in.outstanding() < best.outstanding() {
+				best = in
 			}
 		}
 		return best
 	case RouterLeastKV:
-		best := s.replicas[0]
-		for _, rp := range s.replicas[1:] {
-			u, bu := rp.kv.usage(), best.kv.usage()
-			if u < bu || (u == bu && rp.outstanding() < best.outstanding()) {
-				best = rp
+		best := s.insts[0]
+		for _, in := range s.insts[1:] {
+			u, bu := in.kvUsage(), best.kvUsage()
+			if u < bu || (u == bu && in.outstanding() < best.outstanding()) {
+				best = in
 			}
 		}
 		return best
 	}
-	rp := s.replicas[s.rr%len(s.replicas)]
+	in := s.insts[s.rr%len(s.insts)]
 	s.rr++
-	return rp
+	return in
 }
 
 // tryStart starts a step on an idle replica if it has work.
@@ -270,13 +311,23 @@ func (s *Simulator) tryStart(rp *replica, t Time) {
 	end := t + max(Time(math.Ceil(dt*1e9)), 1)
 	rp.busy = true
 	rp.steps++
+	rp.stepStart = t
 	s.push(event{t: end, kind: evStepEnd, replica: rp.id})
 }
 
-// stepEnd applies a finished step: progress, tokens, completions.
+// stepEnd applies a finished step of an independent replica and lets it
+// schedule the next.
 func (s *Simulator) stepEnd(rp *replica, t Time) {
+	s.applyStep(rp, t)
+	s.kick(rp, t)
+}
+
+// applyStep applies a step that ended at t: progress, tokens (through the
+// API server to the client), completions.
+func (s *Simulator) applyStep(rp *replica, t Time) {
 	rp.busy = false
-	anyDone := false
+	rp.lastEnd = t
+	rp.produced = rp.produced[:0]
 	for _, sc := range rp.sched {
 		r := sc.r
 		if sc.prefill {
@@ -286,24 +337,37 @@ func (s *Simulator) stepEnd(rp *replica, t Time) {
 		r.computed += sc.n
 		rp.kv.commit(r)
 		if r.computed == r.numTokens() {
+			rp.produced = append(rp.produced, r)
+		}
+	}
+	anyDone := false
+	if len(rp.produced) > 0 {
+		begin, at := rp.inst.front.outputs(t, len(rp.produced))
+		half := s.rtt / 2
+		for i, r := range rp.produced {
 			r.generated++
-			s.m.token(r, t)
+			if r.generated == 1 {
+				r.engineFirst, r.serverFirst = t, begin
+			}
+			s.m.token(r, t, at(i)+half)
 			if r.generated >= r.output {
 				anyDone = true
 			}
 		}
 	}
+	rp.freedLast = 0
 	if anyDone {
 		keep := rp.running[:0]
 		for _, r := range rp.running {
 			if r.generated >= r.output {
 				rp.kv.release(r)
+				rp.freedLast++
 				s.completed++
 				s.m.finish(r, t)
 				if s.onEnd != nil {
 					s.onEnd(r, t, true)
 				}
-				s.d.done(r, t, true)
+				s.d.done(r, r.lastToken, true)
 				continue
 			}
 			keep = append(keep, r)
@@ -312,7 +376,6 @@ func (s *Simulator) stepEnd(rp *replica, t Time) {
 		rp.running = keep
 	}
 	rp.noteUsage(t)
-	s.kick(rp, t)
 }
 
 // tick records one time-series point and schedules the next while there is

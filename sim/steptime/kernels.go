@@ -237,17 +237,17 @@ func (s *Model) moeTime(g int, eager bool, visit visitor) float64 {
 			Shape: fmt.Sprintf("%d tokens, %d/%d experts of %d×%d, %s, %s", g, ms.TopK, ms.Experts, ms.Hidden, ms.Inter, ms.Format, split),
 			Sec:   sum, Bound: bound, Source: src, MeasuredSec: measured})
 	}
-	if ms.EP > 1 {
-		// vLLM's default all2all backend for expert parallelism
-		// (allgather_reducescatter): every MoE layer all-gathers the
-		// group's hidden states and reduce-scatters the outputs.
+	if s.dp > 1 {
+		// vLLM's default all2all backend (allgather_reducescatter): every
+		// MoE layer all-gathers the data-parallel ranks' hidden states and
+		// reduce-scatters the outputs, across the ranks.
 		bytes := float64(g) * float64(ms.Hidden) * s.shapes.ActBytes
 		var one float64
 		src := s.formulaSource()
 		for _, op := range []string{"all_gather", "reduce_scatter"} {
-			t, _ := FormulaNCCL(&s.prof, s.hw, op, ms.EP, bytes)
+			t, _ := FormulaNCCL(&s.prof, s.hw, op, s.dp, bytes)
 			if s.db != nil {
-				if mt, ok := s.db.LookupNCCL(op, ms.EP, bytes); ok {
+				if mt, ok := s.db.LookupNCCL(op, s.dp, bytes); ok {
 					t, src = s.scaleMeasured(mt, BoundLink), s.tableSource("comm/nccl", false)
 				}
 			}
@@ -255,8 +255,8 @@ func (s *Model) moeTime(g int, eager bool, visit visitor) float64 {
 		}
 		sum += one * float64(ms.Layers)
 		if visit != nil {
-			visit(Kernel{Op: models.OpAllToAll, Name: "expert-parallel all-gather + reduce-scatter", Count: 2 * ms.Layers,
-				Shape: fmt.Sprintf("%.0f KiB over %d GPUs", bytes/1024, ms.EP), Sec: one * float64(ms.Layers), Bound: BoundLink, Source: src})
+			visit(Kernel{Op: models.OpAllToAll, Name: "data-parallel all-gather + reduce-scatter", Count: 2 * ms.Layers,
+				Shape: fmt.Sprintf("%.0f KiB over %d ranks", bytes/1024, s.dp), Sec: one * float64(ms.Layers), Bound: BoundLink, Source: src})
 		}
 	}
 	return sum

@@ -28,7 +28,9 @@ type Model struct {
 	gpu    *hardware.GPU
 	db     *KernelDB
 	tp     int
-	dp     int // data-parallel ranks whose tokens meet in the MoE layers (expert parallelism)
+	dp     int // data-parallel ranks whose tokens meet in the MoE layers
+	moeTP  int // the experts' split: slices of every expert over moeTP GPUs,
+	moeEP  int // whole experts over moeEP groups
 	async  bool
 
 	routing     string
@@ -52,15 +54,15 @@ func New(m *models.Model, g *hardware.GPU, p models.Precision, tp int, prof Prof
 		return nil, err
 	}
 	tp = max(tp, 1)
-	s := &Model{model: m, prec: p, prof: prof.Clone(), gpu: g, hw: NewHardware(g), tp: tp, dp: 1, async: async,
+	s := &Model{model: m, prec: p, prof: prof.Clone(), gpu: g, hw: NewHardware(g), tp: tp, dp: 1, moeTP: tp, moeEP: 1, async: async,
 		routing: RoutingPowerLaw, memoLimit: 1 << 15}
-	s.rebuild(1)
+	s.rebuild()
 	return s, nil
 }
 
-func (s *Model) rebuild(ep int) {
-	s.cost = s.model.NewCostModelEP(s.prec, s.tp, ep)
-	s.shapes = s.model.Shapes(s.prec, s.tp, ep)
+func (s *Model) rebuild() {
+	s.cost = s.model.NewCostModelEP(s.prec, s.tp, s.moeEP)
+	s.shapes = s.model.ShapesSplit(s.prec, s.tp, s.moeTP, s.moeEP)
 	a := s.shapes.Attn
 	kvb := s.prec.KV.Bytes()
 	kvName := "bf16"
@@ -95,11 +97,19 @@ func (s *Model) Backend() string {
 // group of ep GPUs (ep = tp × data-parallel ranks; 1 = off).
 func (s *Model) WithExpertParallel(ep int) *Model {
 	if ep > s.tp && s.model.MoE != nil {
-		s.dp = ep / s.tp
-	} else {
-		s.dp = 1
+		return s.WithMoESplit(1, ep, ep/s.tp)
 	}
-	s.rebuild(ep)
+	return s.WithMoESplit(s.tp, 1, 1)
+}
+
+// WithMoESplit serves the routed experts over the tp × dp GPUs of dp
+// data-parallel ranks, split moeTP × moeEP (moeTP slices of every expert,
+// whole experts over moeEP groups); the MoE layers see every rank's
+// tokens, exchanged by an all-gather and a reduce-scatter across the
+// ranks.
+func (s *Model) WithMoESplit(moeTP, moeEP, dp int) *Model {
+	s.moeTP, s.moeEP, s.dp = max(moeTP, 1), max(moeEP, 1), max(dp, 1)
+	s.rebuild()
 	return s
 }
 

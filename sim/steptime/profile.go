@@ -42,6 +42,10 @@ type Profile struct {
 	EagerLaunchUS float64 `json:"eager_launch_us" yaml:"eager_launch_us"`
 	// CPU is the engine's host time per step.
 	CPU CPUCoeffs `json:"cpu" yaml:"cpu"`
+	// Frontend is the API server's host time: the path of a request from
+	// the client to the engine and of its tokens back (one event loop per
+	// API server, shared by every request it serves).
+	Frontend FrontendCoeffs `json:"frontend" yaml:"frontend"`
 	// Scale multiplies the time of each resource class (1 = as fitted);
 	// serving-run calibration fits these.
 	Scale Scales `json:"scale" yaml:"scale"`
@@ -143,6 +147,18 @@ type CPUCoeffs struct {
 	// when the engine schedules asynchronously (0 = none, 1 = all of it
 	// that fits under the GPU time).
 	AsyncOverlap float64 `json:"async_overlap" yaml:"async_overlap"`
+}
+
+// FrontendCoeffs are vLLM's API-server costs (vllm-request-path.md): per
+// request, HTTP parsing, validation, chat template, tokenisation (per
+// prompt token, on one shared thread) and the hand-off to the engine; per
+// engine step, decoding its output message; per output token, incremental
+// detokenisation, the streamed event's JSON and its socket write.
+type FrontendCoeffs struct {
+	RequestUS        float64 `json:"request_us" yaml:"request_us"`
+	PerPromptTokenUS float64 `json:"per_prompt_token_us" yaml:"per_prompt_token_us"`
+	PerStepUS        float64 `json:"per_step_us" yaml:"per_step_us"`
+	PerOutputTokenUS float64 `json:"per_output_token_us" yaml:"per_output_token_us"`
 }
 
 // Scales multiply the predicted time of each resource class: a compute
@@ -284,6 +300,8 @@ func (p *Profile) Validate() error {
 		usec("eager_launch_us", p.EagerLaunchUS),
 		usec("cpu.step_overhead_us", cpu.StepOverheadUS), usec("cpu.per_seq_overhead_us", cpu.PerSeqOverheadUS),
 		usec("cpu.per_prefill_overhead_us", cpu.PerPrefillOverheadUS), rangeCheck{"cpu.async_overlap", cpu.AsyncOverlap, 0, 1, false},
+		usec("frontend.request_us", p.Frontend.RequestUS), usec("frontend.per_prompt_token_us", p.Frontend.PerPromptTokenUS),
+		usec("frontend.per_step_us", p.Frontend.PerStepUS), usec("frontend.per_output_token_us", p.Frontend.PerOutputTokenUS),
 		rangeCheck{"scale.compute", s.Compute, 0, 100, false}, rangeCheck{"scale.memory", s.Memory, 0, 100, false},
 		rangeCheck{"scale.overhead", s.Overhead, 0, 100, false}, rangeCheck{"scale.experts", s.Experts, 0, 100, false},
 		rangeCheck{"scale.link", s.Link, 0, 100, false},
@@ -343,5 +361,6 @@ func BaseProfile() Profile {
 			NCCLLatencyUS: 10, NCCLPerGPUUS: 2, NCCLLinkEfficiency: 0.7},
 		EagerLaunchUS: 4.8,
 		CPU:           CPUCoeffs{StepOverheadUS: 1500, PerSeqOverheadUS: 10, PerPrefillOverheadUS: 50, AsyncOverlap: 0.8},
+		Frontend:      FrontendCoeffs{RequestUS: 1000, PerPromptTokenUS: 1, PerStepUS: 100, PerOutputTokenUS: 30},
 	}
 }

@@ -14,8 +14,13 @@ type Spec struct {
 	// alone; with Stages, 0 runs every stage to its end and > 0 also stops
 	// after that many; with a Trace, 0 takes the whole trace (Trace.Limit
 	// caps it too).
-	Requests int   `yaml:"requests,omitempty" json:"requests,omitempty"`
-	Seed     int64 `yaml:"seed,omitempty" json:"seed,omitempty"`
+	Requests int `yaml:"requests,omitempty" json:"requests,omitempty"`
+	// WarmupRequests run before the measured requests and are left out of
+	// every statistic and of the SLA (aiperf --warmup-request-count, vllm
+	// bench --num-warmups); closed-loop clients start the measured phase
+	// together once the warm-up has drained. They come on top of Requests.
+	WarmupRequests int   `yaml:"warmup_requests,omitempty" json:"warmup_requests,omitempty"`
+	Seed           int64 `yaml:"seed,omitempty" json:"seed,omitempty"`
 	// Arrival is the arrival process. With Stages its rate_rps and
 	// concurrency come from each stage: Arrival then only shapes the
 	// open-loop stages (poisson when type is empty; gamma needs cv) and gives
@@ -39,6 +44,9 @@ func (s Spec) Validate(field string) error {
 	fe := func(sub, reason string) error { return &FieldError{Field: field + "." + sub, Reason: reason} }
 	if s.Requests < 0 {
 		return fe("requests", fmt.Sprintf("must be >= 0, got %d", s.Requests))
+	}
+	if s.WarmupRequests < 0 || s.WarmupRequests > 10_000_000 {
+		return fe("warmup_requests", fmt.Sprintf("must be in [0, 10000000], got %d", s.WarmupRequests))
 	}
 	if s.MaxConcurrency < 0 {
 		return fe("max_concurrency", fmt.Sprintf("must be >= 0 (0 = no cap), got %d", s.MaxConcurrency))

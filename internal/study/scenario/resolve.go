@@ -26,7 +26,15 @@ type Env struct {
 	Calibration func(ref string) (*steptime.Profile, error)
 	// MaxRequests bounds the requests of one run (0 = no bound).
 	MaxRequests int
+	// KernelDB loads measured kernel latencies for a GPU: from dir, or the
+	// built-in measurements when dir is "" (nil, nil when there are none);
+	// nil refuses the table backend.
+	KernelDB func(g *hardware.GPU, dir string) (*steptime.KernelDB, error)
 }
+
+// DefaultBackend is the step-time backend a scenario gets when it names
+// none and measured kernels are at hand for its GPU.
+const DefaultBackend = "formula"
 
 // ErrFilesNotAllowed is returned when a scenario references a file where
 // the caller cannot read files.
@@ -51,14 +59,19 @@ type Resolved struct {
 // serving is a scenario resolved up to its workload: what a model on a
 // GPU with these engine settings is, and whether it fits.
 type serving struct {
-	model *models.Model
-	gpu   *hardware.GPU
-	prec  models.Precision
-	eng   engine.Config
-	ep    int
-	setup memory.Setup
-	mem   memory.Profile
-	prof  steptime.Profile
+	model    *models.Model
+	gpu      *hardware.GPU
+	prec     models.Precision
+	eng      engine.Config
+	ep       int
+	dp       int
+	replicas int
+	moeTP    int
+	moeEP    int
+	db       *steptime.KernelDB
+	setup    memory.Setup
+	mem      memory.Profile
+	prof     steptime.Profile
 }
 
 // CheckFits resolves everything but the workload (no trace or length file
@@ -96,15 +109,25 @@ func (s *Scenario) resolveServing(env Env) (*serving, error) {
 		}
 		return nil, err
 	}
-	ep := 1
-	if s.ExpertParallel {
-		if m.MoE == nil {
-			return nil, &FieldError{Field: "expert_parallel", Reason: fmt.Sprintf("%s has no routed experts", m.ID)}
+	replicas, dp := s.Replicas, max(s.DP, 1)
+	if s.ExpertParallel && s.DP == 0 && replicas > 1 {
+		// The older meaning: experts over tp × replicas GPUs, the
+		// replicas being data-parallel ranks.
+		replicas, dp = 1, replicas
+	}
+	ep, moeTP, moeEP := 1, 0, 0
+	if m.MoE != nil {
+		gpus := s.TP * dp
+		ep = gpus
+		moeTP, moeEP = gpus, 1
+		if s.ExpertParallel {
+			moeTP, moeEP = 1, gpus
+			if m.MoE.NumExperts%gpus != 0 {
+				return nil, &FieldError{Field: "expert_parallel", Reason: fmt.Sprintf("%d experts do not split evenly over tp × dp = %d GPUs", m.MoE.NumExperts, gpus)}
+			}
 		}
-		ep = s.TP * s.Replicas
-		if m.MoE.NumExperts%ep != 0 {
-			return nil, &FieldError{Field: "expert_parallel", Reason: fmt.Sprintf("%d experts do not split evenly over tp × replicas = %d GPUs", m.MoE.NumExperts, ep)}
-		}
+	} else if s.ExpertParallel {
+		return nil, &FieldError{Field: "expert_parallel", Reason: fmt.Sprintf("%s has no routed experts", m.ID)}
 	}
 	setup := memory.Setup{Model: m, GPU: g, Precision: prec, TP: s.TP, EP: ep, Engine: eng}
 	if !memory.ValidTP(setup, s.TP) {
@@ -146,7 +169,45 @@ func (s *Scenario) resolveServing(env Env) (*serving, error) {
 		}
 		return nil, err
 	}
-	return &serving{model: m, gpu: g, prec: prec, eng: eng, ep: ep, setup: setup, mem: mp, prof: prof}, nil
+	db, err := s.kernelDB(env, g)
+	if err != nil {
+		return nil, err
+	}
+	return &serving{model: m, gpu: g, prec: prec, eng: eng, ep: ep, dp: dp, moeTP: moeTP, moeEP: moeEP, replicas: replicas,
+		db: db, setup: setup, mem: mp, prof: prof}, nil
+}
+
+// kernelDB loads the measured kernels the step-time backend reads: none
+// for the formula backend; the scenario's directory, or the built-in
+// measurements of g, for the table backend (named or by default).
+func (s *Scenario) kernelDB(env Env, g *hardware.GPU) (*steptime.KernelDB, error) {
+	backend := s.StepTime.Backend
+	if backend == "" {
+		backend = DefaultBackend
+		if s.StepTime.KernelDB != "" {
+			backend = "table"
+		}
+	}
+	if backend != "table" {
+		if s.StepTime.KernelDB != "" {
+			return nil, &FieldError{Field: "steptime.kernel_db", Reason: "is only read by the table backend"}
+		}
+		return nil, nil
+	}
+	if env.KernelDB == nil {
+		if s.StepTime.Backend == "table" || s.StepTime.KernelDB != "" {
+			return nil, &FieldError{Field: "steptime.backend", Reason: "measured kernel tables cannot be loaded here"}
+		}
+		return nil, nil
+	}
+	db, err := env.KernelDB(g, s.StepTime.KernelDB)
+	if err != nil {
+		return nil, &FieldError{Field: "steptime.kernel_db", Reason: err.Error()}
+	}
+	if db == nil && s.StepTime.Backend == "table" {
+		return nil, &FieldError{Field: "steptime.backend", Reason: fmt.Sprintf("Headroom has no measured kernels for %s: give steptime.kernel_db, or use the formula backend", g.ID)}
+	}
+	return db, nil
 }
 
 func (s *Scenario) Resolve(env Env) (*Resolved, error) {
@@ -154,16 +215,18 @@ func (s *Scenario) Resolve(env Env) (*Resolved, error) {
 	if err != nil {
 		return nil, err
 	}
-	m, g, prec, eng, ep, setup, mp, prof := sv.model, sv.gpu, sv.prec, sv.eng, sv.ep, sv.setup, sv.mem, sv.prof
+	m, g, prec, eng, setup, mp, prof := sv.model, sv.gpu, sv.prec, sv.eng, sv.setup, sv.mem, sv.prof
 	w, err := s.resolveWorkload(env)
 	if err != nil {
 		return nil, err
 	}
 	bs := eng.BlockSize
 	cfg := sim.Config{
-		Model: m, GPU: g, Precision: prec, TP: s.TP, Replicas: s.Replicas, EP: ep, Router: s.Router,
+		Model: m, GPU: g, Precision: prec, TP: s.TP, Replicas: sv.replicas, DP: sv.dp, MoETP: sv.moeTP, MoEEP: sv.moeEP, Router: s.Router,
 		Engine: eng, NumGPUBlocks: mp.NumGPUBlocks, BlockBytes: mp.BlockBytes,
 		Profile:      prof,
+		KernelDB:     sv.db,
+		MoERouting:   s.StepTime.MoERouting,
 		NetworkRTTMS: s.NetworkRTTMS,
 		Workload:     w,
 		SLA:          s.SLA,
@@ -231,7 +294,7 @@ func precision(m *models.Model, weights, kv string) (models.Precision, error) {
 func (s *Scenario) resolveWorkload(env Env) (sim.Workload, error) {
 	ws := &s.Workload
 	w := sim.Workload{
-		Requests: ws.Requests, Arrival: ws.Arrival, MaxConcurrency: ws.MaxConcurrency,
+		Requests: ws.Requests, Warmup: ws.WarmupRequests, Arrival: ws.Arrival, MaxConcurrency: ws.MaxConcurrency,
 		Stages: ws.Stages, SharedPrefix: ws.SharedPrefix, MultiTurn: ws.MultiTurn,
 	}
 	if t := ws.Trace; t != nil {

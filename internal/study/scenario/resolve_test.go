@@ -60,8 +60,8 @@ func TestResolveDefault(t *testing.T) {
 	}
 	c := res.Config
 	switch {
-	case c.Model != m || c.GPU != g || c.TP != 1 || c.Replicas != 1 || c.EP != 1 || c.Router != sim.RouterRoundRobin:
-		t.Errorf("ids and parallelism: %s %s tp %d replicas %d ep %d router %s", c.Model.ID, c.GPU.ID, c.TP, c.Replicas, c.EP, c.Router)
+	case c.Model != m || c.GPU != g || c.TP != 1 || c.Replicas != 1 || c.DP != 1 || c.MoEEP != 0 || c.Router != sim.RouterRoundRobin:
+		t.Errorf("ids and parallelism: %s %s tp %d replicas %d dp %d moe_ep %d router %s", c.Model.ID, c.GPU.ID, c.TP, c.Replicas, c.DP, c.MoEEP, c.Router)
 	case c.Engine != eng:
 		t.Errorf("engine %+v, want %+v", c.Engine, eng)
 	case res.Memory != mp || c.NumGPUBlocks != mp.NumGPUBlocks || c.BlockBytes != mp.BlockBytes:
@@ -162,7 +162,7 @@ func TestResolveFieldErrors(t *testing.T) {
 		{"expert parallel on a dense model", func(s *scenario.Scenario, _ *scenario.Env) { s.ExpertParallel = true }, "expert_parallel", "no routed experts"},
 		{"experts not splitting evenly", func(s *scenario.Scenario, _ *scenario.Env) {
 			s.Model, s.Replicas, s.ExpertParallel = "qwen3-30b-a3b", 3, true
-		}, "expert_parallel", "128 experts do not split evenly over tp × replicas = 3"},
+		}, "expert_parallel", "128 experts do not split evenly over tp × dp = 3"},
 		{"trace without a file opener", func(s *scenario.Scenario, _ *scenario.Env) {
 			s.Workload = workload.Spec{Trace: &workload.TraceSpec{File: "t.csv", Format: "csv"}}
 		}, "workload.trace.file", scenario.ErrFilesNotAllowed.Error()},
@@ -273,8 +273,10 @@ func TestResolveValidatesTheCalibrationFirst(t *testing.T) {
 	}
 }
 
-// TestResolveExpertParallel: EP spreads the experts over tp × replicas
-// GPUs, which leaves each GPU more KV cache.
+// TestResolveExpertParallel: EP spreads the experts over the tp × dp GPUs
+// of a replica, which leaves each GPU more KV cache than two independent
+// replicas holding every expert; replicas with expert_parallel and no dp
+// are read as data-parallel ranks.
 func TestResolveExpertParallel(t *testing.T) {
 	cat := builtin(t)
 	s := scenario.Default()
@@ -288,8 +290,11 @@ func TestResolveExpertParallel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if dense.Config.EP != 1 || ep.Config.EP != 2 || ep.Setup.EP != 2 {
-		t.Errorf("EP %d without, %d (setup %d) with expert parallelism", dense.Config.EP, ep.Config.EP, ep.Setup.EP)
+	if c := dense.Config; c.Replicas != 2 || c.DP != 1 || c.MoETP != 1 || c.MoEEP != 1 {
+		t.Errorf("two replicas: replicas %d dp %d moe %d×%d", c.Replicas, c.DP, c.MoETP, c.MoEEP)
+	}
+	if c := ep.Config; c.Replicas != 1 || c.DP != 2 || c.MoETP != 1 || c.MoEEP != 2 || ep.Setup.EP != 2 {
+		t.Errorf("expert parallel: replicas %d dp %d moe %d×%d (setup %d)", c.Replicas, c.DP, c.MoETP, c.MoEEP, ep.Setup.EP)
 	}
 	if !(ep.Memory.WeightsBytes < dense.Memory.WeightsBytes && ep.Config.NumGPUBlocks > dense.Config.NumGPUBlocks) {
 		t.Errorf("weights %v → %v, blocks %d → %d", dense.Memory.WeightsBytes, ep.Memory.WeightsBytes, dense.Config.NumGPUBlocks, ep.Config.NumGPUBlocks)

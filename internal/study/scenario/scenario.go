@@ -23,10 +23,19 @@ type Scenario struct {
 	TP       int    `yaml:"tp" json:"tp"`
 	Replicas int    `yaml:"replicas" json:"replicas"`
 	Router   string `yaml:"router" json:"router"`
-	// ExpertParallel shards a MoE model's routed experts over all
-	// tp × replicas GPUs (vLLM --enable-expert-parallel with data
-	// parallelism), instead of slicing every expert over each replica's TP.
+	// DP is the data-parallel engine ranks behind each replica's API server
+	// (vLLM --data-parallel-size): tp × dp GPUs per replica. The ranks of a
+	// MoE model step together (every MoE layer exchanges their tokens); a
+	// dense model's ranks run independently. 0 or 1 = one rank.
+	DP int `yaml:"dp" json:"dp"`
+	// ExpertParallel shards a MoE model's routed experts as whole experts
+	// over the tp × dp GPUs of a replica (vLLM --enable-expert-parallel),
+	// instead of slicing every expert over them. Without dp, a replica count
+	// above one is read as data-parallel ranks (the older meaning: experts
+	// over tp × replicas GPUs).
 	ExpertParallel bool `yaml:"expert_parallel" json:"expert_parallel"`
+	// StepTime chooses where kernel times come from.
+	StepTime StepTimeSpec `yaml:"steptime" json:"steptime"`
 	// WeightsDType "" serves the checkpoint as published.
 	WeightsDType string `yaml:"weights_dtype" json:"weights_dtype"`
 	// KVCacheDType auto follows the weights (16-bit for integer weights).
@@ -39,6 +48,21 @@ type Scenario struct {
 	Workload    workload.Spec `yaml:"workload" json:"workload"`
 	SLA         *sim.SLA      `yaml:"sla" json:"sla,omitempty"`
 	Report      ReportSpec    `yaml:"report" json:"report"`
+}
+
+// StepTimeSpec chooses the step-time backend.
+type StepTimeSpec struct {
+	// Backend is "table" (measured kernel latencies, interpolated, where a
+	// kernel database covers the shape; the fitted formulas elsewhere),
+	// "formula" (the fitted formulas alone), or "" for the default.
+	Backend string `yaml:"backend" json:"backend"`
+	// KernelDB is a directory laid out like AIConfigurator's perf database
+	// (<system>/<op>/<framework>/<version>/*.parquet); "" = the built-in
+	// measurements of the GPU, when Headroom has them.
+	KernelDB string `yaml:"kernel_db" json:"kernel_db"`
+	// MoERouting is the measured fused-MoE routing distribution the table
+	// backend reads: balanced | power_law_1.2 (default) | power_law_1.01.
+	MoERouting string `yaml:"moe_routing" json:"moe_routing"`
 }
 
 // ReportSpec controls what the report contains.
@@ -120,6 +144,12 @@ func (s *Scenario) Validate() error {
 		return &FieldError{Field: "tp", Reason: fmt.Sprintf("%d is not in [1, 1024]", s.TP)}
 	case s.Replicas < 1 || s.Replicas > 4096:
 		return &FieldError{Field: "replicas", Reason: fmt.Sprintf("%d is not in [1, 4096]", s.Replicas)}
+	case s.DP < 0 || s.DP > 1024:
+		return &FieldError{Field: "dp", Reason: fmt.Sprintf("%d is not in [0, 1024]", s.DP)}
+	case !slices.Contains([]string{"", "table", "formula"}, s.StepTime.Backend):
+		return &FieldError{Field: "steptime.backend", Reason: fmt.Sprintf("%q is not table or formula", s.StepTime.Backend)}
+	case !slices.Contains([]string{"", "balanced", "power_law_1.2", "power_law_1.01"}, s.StepTime.MoERouting):
+		return &FieldError{Field: "steptime.moe_routing", Reason: fmt.Sprintf("%q is not balanced, power_law_1.2 or power_law_1.01", s.StepTime.MoERouting)}
 	case !slices.Contains([]string{sim.RouterRoundRobin, sim.RouterLeastOutstanding, sim.RouterLeastKV}, s.Router):
 		return &FieldError{Field: "router", Reason: fmt.Sprintf("%q is not round_robin, least_outstanding or least_kv", s.Router)}
 	case !(s.NetworkRTTMS >= 0 && s.NetworkRTTMS < 1e7):

@@ -1,0 +1,125 @@
+package sim
+
+import (
+	"math"
+
+	"github.com/headroom-sim/headroom/models"
+)
+
+// instance is one serving endpoint (one `vllm serve`): an API server in
+// front of DP data-parallel engine ranks. The router spreads requests over
+// instances; an instance's data-parallel load balancer spreads them over
+// its ranks. The ranks of a mixture-of-experts model step in lock-step:
+// every MoE layer exchanges tokens across them, so a step waits for the
+// slowest rank, and a rank without work runs a dummy batch.
+type instance struct {
+	id       int32
+	ranks    []*replica
+	lockstep bool
+	front    frontend
+
+	busy      bool
+	kickSent  bool
+	stepStart Time
+	dummy     models.Batch
+}
+
+// outstanding is the router's load measure for the instance.
+func (in *instance) outstanding() int {
+	n := 0
+	for _, rp := range in.ranks {
+		n += rp.outstanding()
+	}
+	return n
+}
+
+// kvUsage is the instance's mean KV usage.
+func (in *instance) kvUsage() float64 {
+	var u float64
+	for _, rp := range in.ranks {
+		u += rp.kv.usage()
+	}
+	return u / float64(len(in.ranks))
+}
+
+// pickRank is vLLM's data-parallel balancer: the rank with the fewest
+// 4 × waiting + running requests (DPLBAsyncMPClient), lowest index first.
+func (in *instance) pickRank() *replica {
+	best, bestScore := in.ranks[0], math.MaxInt
+	for _, rp := range in.ranks {
+		if sc := 4*rp.waiting.len() + len(rp.running); sc < bestScore {
+			best, bestScore = rp, sc
+		}
+	}
+	return best
+}
+
+// kickGroup asks a lock-stepped instance to start a step at t, once.
+func (s *Simulator) kickGroup(in *instance, t Time) {
+	if in.busy || in.kickSent {
+		return
+	}
+	in.kickSent = true
+	s.push(event{t: t, kind: evKick, replica: -1 - in.id})
+}
+
+// tryStartGroup starts one lock-stepped step on every rank of in: each
+// rank schedules its own batch (a dummy one-token batch when it has
+// nothing to run), the MoE layers see the whole group's tokens, and the
+// step lasts as long as the slowest rank's.
+func (s *Simulator) tryStartGroup(in *instance, t Time) {
+	if in.busy {
+		return
+	}
+	any := false
+	group := 0
+	for _, rp := range in.ranks {
+		ok := rp.schedule(t)
+		rp.noteUsage(t)
+		if ok {
+			any = true
+			group += rp.batch.Tokens()
+		} else {
+			group++ // the dummy batch's token
+		}
+	}
+	if !any {
+		return
+	}
+	var dt float64
+	for _, rp := range in.ranks {
+		b := &rp.batch
+		if len(rp.sched) == 0 {
+			in.dummy.Reset()
+			in.dummy.AddDecode(1, 0)
+			b = &in.dummy
+		} else if s.onStep != nil {
+			s.onStep(rp, t)
+		}
+		b.GroupTokens = group
+		dt = math.Max(dt, rp.model.StepTime(b)+rp.swapSec)
+		b.GroupTokens = 0
+	}
+	in.busy = true
+	in.stepStart = t
+	end := t + max(Time(math.Ceil(dt*1e9)), 1)
+	for _, rp := range in.ranks {
+		if len(rp.sched) > 0 {
+			rp.busy = true
+			rp.steps++
+			rp.stepStart = t
+		}
+	}
+	s.push(event{t: end, kind: evStepEnd, replica: -1 - in.id})
+}
+
+// groupStepEnd applies a finished lock-stepped step on every rank.
+func (s *Simulator) groupStepEnd(in *instance, t Time) {
+	in.busy = false
+	for _, rp := range in.ranks {
+		if rp.busy {
+			s.applyStep(rp, t)
+		}
+	}
+	s.kickGroup(in, t)
+}
