@@ -84,6 +84,11 @@ type Run struct {
 	GPUMemoryBytes int64 `json:"gpu_memory_bytes,omitempty"`
 	// HashTokens is the tokens per HashIDs entry.
 	HashTokens int `json:"hash_tokens,omitempty"`
+	// PrefixGroups prompts of PrefixTokens tokens start every request's
+	// prompt, when the run's load config says so and HashIDs are unknown
+	// (0: unknown).
+	PrefixGroups int `json:"prefix_groups,omitempty"`
+	PrefixTokens int `json:"prefix_tokens,omitempty"`
 	// ServerSide says the times were taken at the server (no network).
 	ServerSide bool      `json:"server_side"`
 	Requests   []Request `json:"requests"`
