@@ -101,6 +101,9 @@ func (r *Run) Stage(i int) *Run {
 	if len(r.Stages) == 0 && i == 0 {
 		out.Aggregate, found = r.Aggregate, true
 	}
+	if found && out.Aggregate == nil && len(r.Stages) == 1 {
+		out.Aggregate = r.Aggregate // a single benchmark keeps its summary on the run
+	}
 	for _, q := range r.Requests {
 		if q.Stage == i {
 			out.Requests = append(out.Requests, q)
