@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"slices"
 	"strconv"
+	"strings"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -215,6 +216,7 @@ func LoadInferencePerfReports(fsys fs.FS, dir string) (*Run, error) {
 		run.Name = "inference-perf"
 	}
 	var notes []string
+	var chunky []string // stages whose time_per_output_token is per chunk
 	for _, f := range files {
 		sr, err := importFile(fsys, path.Join(dir, f.name), "inference-perf-report")
 		if err != nil {
@@ -222,8 +224,15 @@ func LoadInferencePerfReports(fsys fs.FS, dir string) (*Run, error) {
 		}
 		run.Stages = append(run.Stages, StageInfo{Index: f.index, RateRPS: sr.Aggregate.RateRPS, Aggregate: sr.Aggregate})
 		for _, n := range sr.Engine.Extra {
+			if strings.HasPrefix(n, "time_per_output_token (mean") {
+				chunky = append(chunky, strconv.Itoa(f.index))
+				continue
+			}
 			notes = append(notes, fmt.Sprintf("stage %d: %s", f.index, n))
 		}
+	}
+	if len(chunky) > 0 {
+		notes = append(notes, fmt.Sprintf("stages %s: time_per_output_token is per chunk of the stream, not per token (it disagrees with the TPOT the means imply, (mean e2e − mean ttft) / (mean output tokens − 1)): left out", strings.Join(chunky, ", ")))
 	}
 	if per := path.Join(dir, "per_request_lifecycle_metrics.json"); fileExists(fsys, per) {
 		rr, err := importFile(fsys, per, "inference-perf")
