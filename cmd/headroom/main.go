@@ -68,6 +68,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		fmt.Fprintln(stdout, "headroom", version())
 		return exitOK
 	}
+	if !fullBuild && needsFull(args) {
+		return runFull(e, args)
+	}
 	for _, c := range commands() {
 		if c.name == args[0] {
 			err := c.run(ctx, e, args[1:])
