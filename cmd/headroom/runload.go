@@ -78,9 +78,14 @@ func (b *optBool) ptr() *bool {
 	return &v
 }
 
-// errNeedsFlag marks a run that does not say what a replay needs (its
-// model or GPU): --runs-from skips such runs.
-var errNeedsFlag = errors.New("needs a flag")
+// needsFlagError is a run that does not say what a replay needs (its
+// model or GPU) or says it in a way the catalog does not know: the message
+// names the flag to give. --runs-from skips such runs.
+type needsFlagError struct{ msg string }
+
+func (e *needsFlagError) Error() string { return e.msg }
+
+func needsFlag(format string, a ...any) error { return &needsFlagError{fmt.Sprintf(format, a...)} }
 
 // loadMeasured reads a run folder or a benchmark result file, applies the
 // flags, and resolves its model and GPU in the catalog (when cat is not
@@ -130,17 +135,17 @@ func loadMeasured(path string, o *runOverrides, cat *catalogs.Catalog) (*measure
 func resolveRunNames(run *measured.Run, cat *catalogs.Catalog) error {
 	switch {
 	case run.Model == "":
-		return fmt.Errorf("%w: the run does not name its model: give --model (a catalog id, see headroom catalog list models)", errNeedsFlag)
+		return needsFlag("the run does not name its model: give --model (a catalog id, see headroom catalog list models)")
 	case run.GPU == "":
-		return fmt.Errorf("%w: the run does not name its GPU: give --gpu (a catalog id, see headroom catalog list gpus)", errNeedsFlag)
+		return needsFlag("the run does not name its GPU: give --gpu (a catalog id, see headroom catalog list gpus)")
 	}
 	id, err := replay.ResolveModel(cat, run.Model)
 	if err != nil {
-		return fmt.Errorf("%w: model %q, as the run records it, names no catalog model (%v): give --model with a catalog id", errNeedsFlag, run.Model, err)
+		return needsFlag("model %q, as the run records it, names no catalog model (%v): give --model with a catalog id", run.Model, err)
 	}
 	g, err := cat.GPU(run.GPU)
 	if err != nil {
-		return fmt.Errorf("%w: GPU %q, as the run records it, is not in the catalog (%v): give --gpu with a catalog id", errNeedsFlag, run.GPU, err)
+		return needsFlag("GPU %q, as the run records it, is not in the catalog (%v): give --gpu with a catalog id", run.GPU, err)
 	}
 	run.Model, run.GPU = id, g.ID
 	return nil

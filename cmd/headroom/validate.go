@@ -67,7 +67,8 @@ func runValidate(ctx context.Context, e *env, args []string) error {
 		fromSearch := i >= len(runs)-found
 		run, _, err := loadMeasured(path, &o, cat)
 		if err != nil {
-			if fromSearch && errors.Is(err, errNeedsFlag) {
+			var nf *needsFlagError
+			if fromSearch && errors.As(err, &nf) {
 				fmt.Fprintf(e.stderr, "headroom validate: skipped %s: %v\n", path, err)
 				continue
 			}

@@ -217,7 +217,7 @@ func TestInferencePerfReports(t *testing.T) {
 	}
 }
 
-func mustRead(t *testing.T, p string) []byte {
+func mustRead(t testing.TB, p string) []byte {
 	t.Helper()
 	b, err := os.ReadFile(p)
 	if err != nil {
@@ -340,4 +340,48 @@ func TestLLMServingSimRepoLayout(t *testing.T) {
 	if _, err := LoadLLMServingSim(fsys, dir); err == nil || !strings.Contains(err.Error(), "config.json") {
 		t.Errorf("broken config.json: %v", err)
 	}
+}
+
+// FuzzLoadDir: the run-folder loaders never panic on what the folder's
+// files hold (an inference-perf results folder with its config, an
+// LLMServingSim run in its repository layout, an llmperf folder); which
+// folder the input fills is the first byte.
+func FuzzLoadDir(f *testing.F) {
+	stage := mustRead(f, projectData+"/inference-perf/vllm+v0_engine/results/stage_2_lifecycle_metrics.json")
+	cfg := mustRead(f, projectData+"/inference-perf/config.yaml")
+	meta := mustRead(f, projectData+"/llmservingsim/RTX4090/Llama-3.1-8B/vllm/meta.json")
+	cluster := mustRead(f, projectData+"/llmservingsim/RTX4090/Llama-3.1-8B/config.json")
+	summary := mustRead(f, "testdata/llmperf/vllm-cur1-01-ai-Yi-1-5-34B-Chat_550_150_summary.json")
+	f.Add(uint8(0), stage, cfg)
+	f.Add(uint8(1), fuzzSeed(meta), cluster)
+	f.Add(uint8(2), summary, []byte(`[{"ttft_s": 0.1, "end_to_end_latency_s": 0.5, "number_output_tokens": 5, "number_input_tokens": 9}]`))
+	f.Add(uint8(0), []byte(`{"load_summary": {}, "successes": {"count": 1}}`), []byte("load: {num_workers: 70000, worker_max_concurrency: 70000}"))
+	reqs := []byte(`{"request_id": "a", "input_toks": 10, "output_toks": 2, "arrival_time": 1.0, "queued_ts": 5.0, "first_token_ts": 5.1, "last_token_ts": 5.2}` + "\n")
+	f.Fuzz(func(t *testing.T, which uint8, a, b []byte) {
+		var fsys fstest.MapFS
+		var dir string
+		switch which % 3 {
+		case 0:
+			fsys, dir = fstest.MapFS{"ip/results/stage_0_lifecycle_metrics.json": {Data: a}, "ip/config.yaml": {Data: b}}, "ip/results"
+		case 1:
+			fsys, dir = fstest.MapFS{"G/m/vllm/meta.json": {Data: a}, "G/m/config.json": {Data: b}, "G/m/vllm/requests.jsonl": {Data: reqs}}, "G/m"
+		default:
+			fsys, dir = fstest.MapFS{"lp/x_summary.json": {Data: a}, "lp/x_individual_responses.json": {Data: b}}, "lp"
+		}
+		run, err := LoadDir(fsys, dir)
+		if err != nil {
+			return
+		}
+		for i, q := range run.Requests {
+			if math.IsNaN(q.SendS) || q.SendS < 0 || (q.Error == "" && (math.IsNaN(q.TTFTS) || q.TTFTS < 0)) {
+				t.Fatalf("%s: request %d: %+v", dir, i, q)
+			}
+		}
+		for _, s := range run.Stages {
+			if s.Concurrency < 0 || s.Concurrency > 1<<32 {
+				t.Fatalf("%s: stage %+v", dir, s)
+			}
+		}
+		Describe(run)
+	})
 }

@@ -89,7 +89,7 @@ func parseLLMPerfResponses(p *parser) (*Run, error) {
 // clients that each send a request when their last one finished: each
 // request goes to the client that is free first.
 func closedLoopSends(reqs []Request, c int) {
-	c = max(c, 1)
+	c = min(max(c, 1), max(len(reqs), 1)) // more clients than requests: each sends one
 	free := make([]float64, c)
 	for i := range reqs {
 		k := 0
