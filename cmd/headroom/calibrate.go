@@ -3,14 +3,12 @@ package main
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 
@@ -23,13 +21,6 @@ import (
 	"github.com/headroom-sim/headroom/internal/study/replay"
 )
 
-// runOverrides are the flags that fill what an imported run does not
-// record.
-type runOverrides struct {
-	measured.Overrides
-	format string
-}
-
 func runCalibrate(ctx context.Context, e *env, args []string) error {
 	var trace, out, format, catalogDir string
 	var holdouts setFlags
@@ -41,16 +32,10 @@ func runCalibrate(ctx context.Context, e *env, args []string) error {
 	fs.IntVar(&stage, "stage", -1, "fit on this benchmark of a multi-benchmark file (guidellm sweeps, appended vLLM results)")
 	fs.BoolVar(&holdoutStages, "holdout-stages", false, "evaluate on every other benchmark of the --trace file")
 	fs.IntVar(&split, "split", 0, "cut a single-benchmark --trace into this many parts by send time (then --stage/--holdout-stages apply)")
-	fs.StringVar(&trace, "trace", "", "measured run to fit on: a benchmark result file or a run directory")
+	fs.StringVar(&trace, "trace", "", "measured run to fit on: a benchmark result file or a run folder (as validate --run)")
 	fs.Var(&holdouts, "holdout", "measured run to evaluate the fitted profile on (repeatable)")
 	fs.StringVar(&out, "out", "", "write the calibration profile (JSON) here")
-	fs.StringVar(&o.format, "format", "", "result format of --trace/--holdout files (default: detect)")
-	fs.StringVar(&o.Model, "model", "", "model, when the result file does not name it")
-	fs.StringVar(&o.GPU, "gpu", "", "GPU, when the result file does not name it")
-	fs.IntVar(&o.TP, "tp", 0, "tensor-parallel degree of the measured server")
-	fs.IntVar(&o.MaxNumSeqs, "max-num-seqs", 0, "engine setting of the measured server")
-	fs.IntVar(&o.MaxNumBatchedTokens, "max-num-batched-tokens", 0, "engine setting of the measured server")
-	fs.IntVar(&o.MaxModelLen, "max-model-len", 0, "engine setting of the measured server")
+	o.register(fs, true)
 	fs.IntVar(&evals, "max-evaluations", 400, "simulations the fit may run")
 	fs.Float64Var(&prior, "prior", 0, "weight of the pull towards the starting coefficients (0: the default)")
 	fs.StringVar(&format, "output", "table", "output format: table|json|markdown")
@@ -72,11 +57,14 @@ func runCalibrate(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	full, src, err := loadMeasured(trace, &o)
+	full, src, err := loadMeasured(trace, &o, cat)
 	if err != nil {
 		return usagef("--trace %s: %v", trace, err)
 	}
 	if split > 1 {
+		if len(full.Requests) == 0 {
+			return usagef("--split: %s has no per-request records to cut by send time (it holds %d benchmark summaries: use --stage)", trace, len(full.Stages))
+		}
 		full.SplitByTime(split)
 	}
 	run := full
@@ -125,9 +113,10 @@ func runCalibrate(ctx context.Context, e *env, args []string) error {
 		Source: src, Profile: res.Profile,
 		Fit: &calibrate.FitSummary{Fitted: res.Fitted, Evaluations: res.Evaluations, Before: res.Before, After: res.After},
 	}
+	file.Source.Requests = calibrate.Completed(run, stage)
 	report := calibrationReport{File: file}
 	for _, h := range holdouts {
-		hr, _, err := loadMeasured(h, &o)
+		hr, _, err := loadMeasured(h, &o, cat)
 		if err != nil {
 			return usagef("--holdout %s: %v", h, err)
 		}
@@ -177,49 +166,11 @@ type holdoutResult struct {
 	After  calibrate.Evaluation `json:"after"`
 }
 
-// loadMeasured reads a run directory or a benchmark result file.
-func loadMeasured(path string, o *runOverrides) (*measured.Run, calibrate.Source, error) {
-	src := calibrate.Source{File: filepath.Base(path)}
-	st, err := os.Stat(path)
-	if err != nil {
-		return nil, src, err
-	}
-	var run *measured.Run
-	if st.IsDir() {
-		run, err = loadRunDir(path)
-		if err != nil {
-			return nil, src, err
-		}
-		src.Format = run.Format
-	} else {
-		b, err := os.ReadFile(path)
-		if err != nil {
-			return nil, src, err
-		}
-		sum := sha256.Sum256(b)
-		src.SHA256 = hex.EncodeToString(sum[:])
-		run, err = measured.Import(bytes.NewReader(b), filepath.Base(path), o.format)
-		if err != nil {
-			return nil, src, err
-		}
-		src.Format = run.Format
-	}
-	o.Apply(run)
-	if run.Model == "" {
-		return nil, src, fmt.Errorf("the run does not name its model: give --model")
-	}
-	if run.GPU == "" {
-		return nil, src, fmt.Errorf("the run does not name its GPU: give --gpu")
-	}
-	src.Run = run.Name
-	src.Requests = len(run.Requests)
-	return run, src, nil
-}
-
 func writeCalibrationTable(w io.Writer, r *calibrationReport) {
 	f := r.File
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "Calibrated on\t%s (%s, %d requests): %s on %d× %s\n", f.Source.Run, f.Source.Format, f.Source.Requests, f.Model, f.TP, f.GPU)
+	fmt.Fprintf(tw, "Calibrated on\t%s (%s, %d requests): %s on %d× %s\n", f.Fit.After.Run, f.Source.Format, f.Source.Requests, f.Model, f.TP, f.GPU)
+	fmt.Fprintf(tw, "Fitted to\t%s\n", basisText(f.Fit.After))
 	fmt.Fprintf(tw, "Fitted\t%v in %d simulations\n", f.Fit.Fitted, f.Fit.Evaluations)
 	fmt.Fprintf(tw, "Scale factors\t%s\n", scaleSummary(f.Profile.Scale))
 	if f.Profile.NonTorchAdjustGiB != 0 {
@@ -233,13 +184,34 @@ func writeCalibrationTable(w io.Writer, r *calibrationReport) {
 	}
 }
 
+// basisText says in words what an evaluation compared with.
+func basisText(e calibrate.Evaluation) string {
+	switch e.Basis {
+	case replay.BasisAggregate:
+		if e.Parts > 1 {
+			return fmt.Sprintf("the tool's summaries of %d benchmarks (quantiles as the tool computed them; each benchmark's load rebuilt from its rate or concurrency, request count and mean lengths)", e.Parts)
+		}
+		return "the tool's summary (quantiles as the tool computed them; load rebuilt from its rate or concurrency, request count and mean lengths)"
+	case replay.BasisRequests:
+		if e.Parts > 1 {
+			return fmt.Sprintf("per-request records of %d benchmarks, each with its own server settings (arrivals and lengths replayed)", e.Parts)
+		}
+		return "per-request records (arrivals and lengths replayed)"
+	}
+	return fmt.Sprintf("%s figures of %d benchmarks", e.Basis, e.Parts)
+}
+
 func writeEvalPair(w io.Writer, label string, before, after calibrate.Evaluation) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "%s: %s\t\t\t\t\t\t\n", label, after.Run)
-	fmt.Fprintln(tw, "metric\tquantile\tmeasured\tdefault\tcalibrated\tAPE default\tAPE calibrated\t")
+	fmt.Fprintf(tw, "%s: %s\t\t\t\t\t\t\t\n", label, after.Run)
+	fmt.Fprintln(tw, "stage\tmetric\tquantile\tmeasured\tdefault\tcalibrated\tAPE default\tAPE calibrated\t")
 	for i, a := range after.Figures {
 		b := before.Figures[i]
-		fmt.Fprintf(tw, "%s\t%s\t%.2f\t%.2f\t%.2f\t%.1f%%\t%.1f%%\t\n", a.Metric, a.Quantile, a.Measured, b.Predicted, a.Predicted, b.APE, a.APE)
+		st := "-"
+		if a.Stage != nil {
+			st = strconv.Itoa(*a.Stage)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%.2f\t%.2f\t%.2f\t%.1f%%\t%.1f%%\t\n", st, a.Metric, a.Quantile, a.Measured, b.Predicted, a.Predicted, b.APE, a.APE)
 	}
 	keys := make([]string, 0, len(after.MedianAPE))
 	for k := range after.MedianAPE {
@@ -261,7 +233,7 @@ var calibrationBars = map[string]float64{"e2e_ms": 5, "tpot_ms": 5, "ttft_ms": 1
 
 func writeCalibrationMarkdown(w io.Writer, r *calibrationReport) {
 	f := r.File
-	fmt.Fprintf(w, "Fitted on **%s** (%s on %d× %s): %s in %d simulations.\n\n", f.Fit.After.Run, f.Model, f.TP, f.GPU, strings.Join(f.Fit.Fitted, ", "), f.Fit.Evaluations)
+	fmt.Fprintf(w, "Fitted on **%s** (%s on %d× %s) to %s: %s in %d simulations.\n\n", f.Fit.After.Run, f.Model, f.TP, f.GPU, basisText(f.Fit.After), strings.Join(f.Fit.Fitted, ", "), f.Fit.Evaluations)
 	fmt.Fprintf(w, "Scale factors: %s.\n\n", scaleSummary(f.Profile.Scale))
 	fmt.Fprintln(w, "| run | role | TTFT median APE | TPOT median APE | E2E median APE | P99 median APE | held-out bars met |")
 	fmt.Fprintln(w, "|---|---|---|---|---|---|---|")

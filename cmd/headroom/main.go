@@ -47,6 +47,7 @@ func commands() []command {
 		{"catalog", "list, show or import GPUs and models", runCatalog},
 		{"simulate", "simulate serving a workload and report latency, throughput and KV usage", runSimulate},
 		{"serve", "run the REST API server (catalogs, capacity, simulate, jobs) on 127.0.0.1:8080", runServe},
+		{"inspect", "show what Headroom reads from a benchmark result file or run folder", runInspect},
 		{"validate", "replay measured benchmark runs and compare predictions with measurements", runValidate},
 		{"calibrate", "fit the step-time model to a measured benchmark run and evaluate it on held-out runs", runCalibrate},
 		{"maxload", "find the highest load a configuration sustains within its SLA", runMaxLoad},
@@ -66,6 +67,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	if args[0] == "version" || args[0] == "--version" {
 		fmt.Fprintln(stdout, "headroom", version())
 		return exitOK
+	}
+	if !fullBuild && needsFull(args) {
+		return runFull(e, args)
 	}
 	for _, c := range commands() {
 		if c.name == args[0] {

@@ -37,7 +37,11 @@ func (f *scenarioFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&f.tp, "tp", 0, "override tp")
 	fs.IntVar(&f.replicas, "replicas", 0, "override replicas")
 	fs.IntVar(&f.requests, "requests", 0, "override workload.requests")
-	fs.Float64Var(&f.rate, "rate-rps", 0, "override workload.arrival.rate_rps")
+	fs.Float64Var(&f.rate, "rate-rps", 0, "open-loop arrival rate, requests/s (workload.arrival.rate_rps; a closed loop becomes Poisson arrivals)")
+	fs.IntVar(&f.concurrency, "concurrency", 0, "closed loop of this many users, each sending when its last request finished (workload.arrival)")
+	fs.IntVar(&f.inputTokens, "input-tokens", 0, "prompt tokens per request (workload.input_tokens: a fixed length's value, a normal or lognormal one's mean)")
+	fs.IntVar(&f.outputTokens, "output-tokens", 0, "output tokens per request (workload.output_tokens, as --input-tokens)")
+	f.fs = fs
 	fs.Var(&f.sets, "set", "override any scenario field: --set engine.max_num_seqs=128 (repeatable)")
 	fs.StringVar(&f.calibration, "calibration", "", "step-time profile from `headroom calibrate` (overrides the scenario's)")
 	fs.StringVar(&f.catalogDir, "catalog-dir", "", "directory of extra catalog entries")
@@ -51,6 +55,11 @@ type scenarioFlags struct {
 	model, gpu                    string
 	tp, replicas, requests        int
 	rate                          float64
+	concurrency                   int
+	inputTokens, outputTokens     int
+	// fs is the flag set the flags were registered on (to tell a flag
+	// given as 0 from one not given).
+	fs *flag.FlagSet
 }
 
 func runSimulate(ctx context.Context, e *env, args []string) error {
@@ -134,6 +143,10 @@ func loadScenario(e *env, cat *catalogs.Catalog, f *scenarioFlags) (*scenario.Re
 // decodeScenario reads the scenario (or the default) with the flag
 // overrides, and the environment to resolve it in.
 func decodeScenario(e *env, cat *catalogs.Catalog, f *scenarioFlags) (scenario.Scenario, scenario.Env, error) {
+	given := givenFlags(f.fs)
+	if err := f.checkShortcuts(given); err != nil {
+		return scenario.Scenario{}, scenario.Env{}, err
+	}
 	var sets []string
 	add := func(cond bool, k string, v any) {
 		if cond {
@@ -142,13 +155,11 @@ func decodeScenario(e *env, cat *catalogs.Catalog, f *scenarioFlags) (scenario.S
 	}
 	add(f.model != "", "model", f.model)
 	add(f.gpu != "", "gpu", f.gpu)
-	add(f.tp != 0, "tp", f.tp)
-	add(f.replicas != 0, "replicas", f.replicas)
-	add(f.requests != 0, "workload.requests", f.requests)
-	add(f.rate != 0, "workload.arrival.rate_rps", f.rate)
+	add(given["tp"] || f.tp != 0, "tp", f.tp)
+	add(given["replicas"] || f.replicas != 0, "replicas", f.replicas)
+	add(given["requests"] || f.requests != 0, "workload.requests", f.requests)
 	add(f.seed != 0, "workload.seed", f.seed)
 	add(f.calibration != "", "calibration", f.calibration)
-	sets = append(sets, f.sets...)
 
 	name, dir := "default scenario", "."
 	var doc []byte
@@ -159,8 +170,12 @@ func decodeScenario(e *env, cat *catalogs.Catalog, f *scenarioFlags) (scenario.S
 		}
 		doc, name, dir = b, f.file, filepath.Dir(f.file)
 	}
+	shortcuts, err := f.shortcutSets(doc, given)
+	if err != nil {
+		return scenario.Scenario{}, scenario.Env{}, err
+	}
+	sets = append(append(sets, shortcuts...), f.sets...)
 	var sc scenario.Scenario
-	var err error
 	if f.file == "" && len(sets) == 0 {
 		sc = scenario.Default()
 	} else {

@@ -2,13 +2,10 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"math"
-	"os"
-	"path/filepath"
-	"sort"
 	"strings"
 	"text/tabwriter"
 
@@ -22,13 +19,15 @@ func runValidate(ctx context.Context, e *env, args []string) error {
 	var runs setFlags
 	var from, format, catalogDir, calibration string
 	var logged bool
+	var o runOverrides
 	fs := newFlagSet("validate")
-	fs.Var(&runs, "run", "measured run directory (LLMServingSim bench example or inference-sim ground truth); repeatable")
-	fs.StringVar(&from, "runs-from", "", "replay every run directory found below this directory")
+	fs.Var(&runs, "run", "measured run: a run folder (LLMServingSim, inference-sim, inference-perf results, llmperf, vllm bench sweep) or a benchmark result file; repeatable")
+	fs.StringVar(&from, "runs-from", "", "replay every run folder found below this directory")
 	fs.StringVar(&format, "output", "table", "output format: table|json|markdown")
 	fs.StringVar(&catalogDir, "catalog-dir", "", "directory of extra catalog entries")
 	fs.StringVar(&calibration, "calibration", "", "step-time profile to use instead of the GPU defaults")
 	fs.BoolVar(&logged, "logged-blocks", false, "size the KV cache with the run's logged block count instead of the memory model")
+	o.register(fs, true)
 	pos, err := parseFlags(fs, args, e.stdout)
 	if err != nil {
 		return err
@@ -39,12 +38,14 @@ func runValidate(ctx context.Context, e *env, args []string) error {
 	if format != "table" && format != "json" && format != "markdown" {
 		return usagef("--output: %q is not table, json or markdown", format)
 	}
+	found := 0
 	if from != "" {
-		found, err := findRuns(from)
+		dirs, err := findRuns(from)
 		if err != nil {
 			return usagef("--runs-from: %v", err)
 		}
-		runs = append(runs, found...)
+		runs = append(runs, dirs...)
+		found = len(dirs)
 	}
 	if len(runs) == 0 {
 		return usagef("give --run DIR or --runs-from DIR")
@@ -62,16 +63,25 @@ func runValidate(ctx context.Context, e *env, args []string) error {
 		opt.Profile = p
 	}
 	var comps []replay.Comparison
-	for _, dir := range runs {
-		run, err := loadRunDir(dir)
+	for i, path := range runs {
+		fromSearch := i >= len(runs)-found
+		run, _, err := loadMeasured(path, &o, cat)
 		if err != nil {
-			return usagef("--run %s: %v", dir, err)
+			var nf *needsFlagError
+			if fromSearch && errors.As(err, &nf) {
+				fmt.Fprintf(e.stderr, "headroom validate: skipped %s: %v\n", path, err)
+				continue
+			}
+			return usagef("--run %s: %v", path, err)
 		}
-		c, err := replayRun(ctx, run, cat, opt)
+		cs, err := replayRun(ctx, run, cat, opt)
 		if err != nil {
 			return err
 		}
-		comps = append(comps, c)
+		comps = append(comps, cs...)
+	}
+	if len(comps) == 0 {
+		return usagef("--runs-from: no run below %s names its model and GPU; give --run DIR with --model and --gpu", from)
 	}
 	switch format {
 	case "json":
@@ -84,61 +94,43 @@ func runValidate(ctx context.Context, e *env, args []string) error {
 	return nil
 }
 
-func replayRun(ctx context.Context, run *measured.Run, cat *catalogs.Catalog, opt replay.Options) (replay.Comparison, error) {
-	res, err := replay.Config(run, cat, opt)
+// replayRun simulates each part of a run (replay.Parts) and compares it
+// with what was measured.
+func replayRun(ctx context.Context, run *measured.Run, cat *catalogs.Catalog, opt replay.Options) ([]replay.Comparison, error) {
+	parts, err := replay.Parts(run, cat, opt, -1)
 	if err != nil {
-		return replay.Comparison{}, scenarioError(err)
+		return nil, scenarioError(err)
 	}
-	rep, err := sim.Run(ctx, res.Config)
-	if err != nil {
-		return replay.Comparison{}, fmt.Errorf("%s: %w", run.Name, err)
-	}
-	return replay.Compare(run, res, rep), nil
-}
-
-// loadRunDir detects a run directory's format and loads it.
-func loadRunDir(dir string) (*measured.Run, error) {
-	dir = filepath.Clean(dir)
-	parent, base := filepath.Dir(dir), filepath.Base(dir)
-	fsys := os.DirFS(parent)
-	switch {
-	case exists(filepath.Join(dir, "meta.json")) && exists(filepath.Join(dir, "requests.jsonl")):
-		return measured.LoadLLMServingSim(fsys, base)
-	case exists(filepath.Join(dir, "exp-config.yaml")) && exists(filepath.Join(dir, "otel_requests.csv")):
-		return measured.LoadInferenceSim(fsys, base)
-	}
-	return nil, fmt.Errorf("not a run directory (want meta.json + requests.jsonl, or exp-config.yaml + otel_requests.csv)")
-}
-
-func exists(p string) bool { _, err := os.Stat(p); return err == nil }
-
-// findRuns lists run directories below root, sorted.
-func findRuns(root string) ([]string, error) {
-	var out []string
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+	var out []replay.Comparison
+	for i := range parts {
+		rep, err := sim.Run(ctx, parts[i].Resolved.Config)
 		if err != nil {
-			return err
+			return nil, fmt.Errorf("%s: %w", parts[i].Name, err)
 		}
-		if !d.IsDir() {
-			return nil
-		}
-		if (exists(filepath.Join(p, "meta.json")) && exists(filepath.Join(p, "requests.jsonl"))) ||
-			(exists(filepath.Join(p, "exp-config.yaml")) && exists(filepath.Join(p, "otel_requests.csv"))) {
-			out = append(out, p)
-			return filepath.SkipDir
-		}
-		return nil
-	})
-	sort.Strings(out)
-	if err == nil && len(out) == 0 {
-		err = fmt.Errorf("no run directories below %s", root)
+		out = append(out, replay.ComparePart(run, &parts[i], rep))
 	}
-	return out, err
+	return out, nil
 }
 
 func writeComparisonTable(w io.Writer, comps []replay.Comparison) {
 	for _, c := range comps {
-		fmt.Fprintf(w, "%s (%s on %s, vLLM %s, %d requests; KV blocks logged %d, predicted %d)\n", c.Run, c.Model, c.GPU, c.EngineVersion, c.Requests, c.LoggedBlocks, c.PredictedBlocks)
+		version := c.EngineVersion
+		if version == "" {
+			version = "version not recorded"
+		} else {
+			version = "vLLM " + version
+		}
+		blocks := fmt.Sprintf("KV blocks predicted %d", c.PredictedBlocks)
+		if c.LoggedBlocks > 0 {
+			blocks = fmt.Sprintf("KV blocks logged %d, predicted %d", c.LoggedBlocks, c.PredictedBlocks)
+		}
+		fmt.Fprintf(w, "%s (%s on %s, %s, %d requests completed; %s)\n", c.Run, c.Model, c.GPU, version, c.Requests, blocks)
+		if c.Basis == replay.BasisAggregate {
+			fmt.Fprintln(w, "measured: the tool's summary of the benchmark")
+		}
+		for _, n := range c.Notes {
+			fmt.Fprintf(w, "note: %s\n", n)
+		}
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 		fmt.Fprintln(tw, "metric\tmeasured\tpredicted\terror\t")
 		for _, m := range c.Metrics {
@@ -164,13 +156,18 @@ func writeAccuracyMarkdown(w io.Writer, comps []replay.Comparison) {
 		ok := true
 		var cells []string
 		for _, metric := range []string{"ttft_ms", "tpot_ms", "e2e_ms"} {
-			worst := 0.0
+			worst, any := 0.0, false
 			for _, q := range replay.Quantiles {
-				m, _ := c.Get(metric + "." + q)
-				worst = math.Max(worst, math.Abs(m.ErrorPct))
+				if m, ok := c.Get(metric + "." + q); ok {
+					worst, any = math.Max(worst, math.Abs(m.ErrorPct)), true
+				}
 			}
 			if worst > accuracyBars[metric] {
 				ok = false
+			}
+			if !any {
+				cells = append(cells, "—")
+				continue
 			}
 			cells = append(cells, fmt.Sprintf("%.1f%%", worst))
 		}
@@ -190,7 +187,11 @@ func writeAccuracyMarkdown(w io.Writer, comps []replay.Comparison) {
 		for _, metric := range []string{"ttft_ms", "tpot_ms", "e2e_ms"} {
 			var cells []string
 			for _, q := range replay.Quantiles {
-				m, _ := c.Get(metric + "." + q)
+				m, ok := c.Get(metric + "." + q)
+				if !ok {
+					cells = append(cells, "—")
+					continue
+				}
 				cells = append(cells, fmt.Sprintf("%s / %s (%+.1f%%)", num(m.Measured), num(m.Predicted), m.ErrorPct))
 			}
 			fmt.Fprintf(w, "| %s | %s | %s | %s |\n", c.Run, c.EngineVersion, metric, strings.Join(cells, " | "))

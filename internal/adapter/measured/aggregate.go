@@ -30,7 +30,9 @@ type Aggregate struct {
 	Failed           int     `json:"failed,omitempty"`
 
 	// RateRPS and Concurrency are the load the tool applied, when stated
-	// (0: not stated or unlimited).
+	// (0: not stated or unlimited): arrivals at RateRPS with at most
+	// Concurrency requests in flight, or, without a rate, Concurrency
+	// clients each sending a request when its last one finished.
 	RateRPS     float64 `json:"rate_rps,omitempty"`
 	Concurrency int     `json:"concurrency,omitempty"`
 
@@ -47,27 +49,60 @@ type StageInfo struct {
 	Strategy    string  `json:"strategy,omitempty"`
 	RateRPS     float64 `json:"rate_rps,omitempty"`
 	Concurrency int     `json:"concurrency,omitempty"`
+	// Label names what sets the benchmark apart when the file says more
+	// than its load (a sweep run's serve parameters and run number).
+	Label string `json:"label,omitempty"`
+	// Engine, TP and DP are the server settings of this benchmark when
+	// they differ between the file's benchmarks (a `vllm bench sweep
+	// serve` over max_num_seqs); Run.Stage applies them.
+	Engine *Engine `json:"engine,omitempty"`
+	TP     int     `json:"tp,omitempty"`
+	DP     int     `json:"dp,omitempty"`
 	// Aggregate is the tool's summary of this benchmark, for files that
 	// hold several.
 	Aggregate *Aggregate `json:"aggregate,omitempty"`
 }
 
+// OwnServer reports whether any benchmark of the run carries its own
+// server settings (each was served by a different engine configuration).
+func (r *Run) OwnServer() bool {
+	for _, s := range r.Stages {
+		if s.Engine != nil || s.TP > 0 || s.DP > 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // Stage returns the part of a run that is benchmark i (Request.Stage == i)
-// with send times from its own first request, its StageInfo and aggregate;
-// nil when no stage has that index.
+// with send times from its own first request, its StageInfo and aggregate,
+// and the benchmark's own server settings applied; nil when no stage has
+// that index.
 func (r *Run) Stage(i int) *Run {
 	out := *r
 	out.Requests, out.Stages, out.Aggregate = nil, nil, nil
+	out.Engine.Extra = append([]string(nil), r.Engine.Extra...)
 	found := false
 	for _, s := range r.Stages {
 		if s.Index == i {
 			s.Aggregate, out.Aggregate = nil, s.Aggregate
+			out.Engine.merge(s.Engine)
+			if s.TP > 0 {
+				out.TP = s.TP
+			}
+			if s.DP > 0 {
+				out.DP = s.DP
+			}
+			s.Engine, s.TP, s.DP = nil, 0, 0
 			out.Stages = []StageInfo{s}
 			found = true
 		}
 	}
 	if len(r.Stages) == 0 && i == 0 {
 		out.Aggregate, found = r.Aggregate, true
+	}
+	if found && out.Aggregate == nil && len(r.Stages) == 1 {
+		out.Aggregate = r.Aggregate // a single benchmark keeps its summary on the run
 	}
 	for _, q := range r.Requests {
 		if q.Stage == i {
@@ -78,7 +113,6 @@ func (r *Run) Stage(i int) *Run {
 	if !found {
 		return nil
 	}
-	out.Engine.Extra = append([]string(nil), r.Engine.Extra...)
 	out.normalise()
 	return &out
 }
@@ -129,7 +163,7 @@ func setStat(m *map[string]float64, key string, v, scale float64) {
 // empty reports whether the aggregate holds nothing.
 func (a *Aggregate) empty() bool {
 	return a == nil || (len(a.TTFTMS) == 0 && len(a.TPOTMS) == 0 && len(a.ITLMS) == 0 && len(a.E2EMS) == 0 &&
-		a.RequestsPerS == 0 && a.OutputTokensPerS == 0 && a.Completed == 0)
+		a.RequestsPerS == 0 && a.OutputTokensPerS == 0 && a.Completed == 0 && a.Failed == 0)
 }
 
 // positive is v when finite and > 0, else 0.

@@ -17,7 +17,10 @@ import (
 // input_config (endpoint.model_names or model, loadgen.concurrency or
 // concurrency, request_rate). The matching CSV has one row per metric,
 // "Time to First Token (ms),avg,min,…", then a "Metric,Value" table of
-// scalars. Both are aggregate-only: the Run has no Requests.
+// scalars. Both are aggregate-only: the Run has no Requests. GenAI-Perf's
+// CSV (profile_export_genai_perf.csv) has the same tables and writes every
+// value with thousands separators ("1,146.31", quoted): those are read as
+// numbers; a comma anywhere else in a number is an error.
 //
 // Name mapping (see Aggregate for the definitions): ttft /
 // time_to_first_token → TTFT; request_latency → E2E; inter_token_latency
@@ -163,6 +166,19 @@ func sniffPerfSummaryCSV(s *shape) bool {
 	return s.kind == kindCSV && s.header[0] == "metric"
 }
 
+// reGrouped is a number written with thousands separators, as GenAI-Perf
+// writes every statistic ("1,146.31", "-3,000").
+var reGrouped = regexp.MustCompile(`^[-+]?[0-9]{1,3}(?:,[0-9]{3})+(?:\.[0-9]*)?$`)
+
+// ungroup drops the thousands separators of a grouped number; other
+// cells are returned as they are (and fail as numbers if they are not).
+func ungroup(s string) string {
+	if !reGrouped.MatchString(s) {
+		return s
+	}
+	return strings.ReplaceAll(s, ",", "")
+}
+
 // reCSVMetric splits "Time to First Token (ms)" into name and unit.
 var reCSVMetric = regexp.MustCompile(`^(.*?)\s*(?:\(([^)]*)\))?$`)
 
@@ -216,7 +232,7 @@ func parsePerfSummaryCSV(p *parser) (*Run, error) {
 			if !ok {
 				continue
 			}
-			v, err := p.cellNum(rec, h, cells[i+1])
+			v, err := p.cellNum(rec, h, ungroup(cells[i+1]))
 			if err != nil {
 				return nil, err
 			}

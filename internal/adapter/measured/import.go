@@ -82,7 +82,7 @@ type importFormat struct {
 // importTable is the formats, in the order Formats lists them; each
 // format's file holds its sniff and parse functions.
 var importTable = []importFormat{
-	{"vllm-bench", "vLLM `bench serve --save-result [--save-detailed]` / benchmark_serving.py JSON", sniffVLLM, nil, parseVLLMBench},
+	{"vllm-bench", "vLLM `bench serve --save-result [--save-detailed]` / benchmark_serving.py JSON, and `vllm bench sweep serve` run=N.json and summary.json", sniffVLLM, nil, parseVLLMBench},
 	{"sglang-bench", "SGLang `bench_serving --output-file` JSONL (with --output-details for per-request data)", sniffSGLang, nil, parseSGLangBench},
 	{"genai-perf", "GenAI-Perf / perf_analyzer profile_export.json", sniffGenAIPerf, []string{"profile_export.json"}, parseGenAIPerf},
 	{"aiperf", "AIPerf profile_export.jsonl (per-request records)", sniffAIPerf, []string{"profile_export.jsonl"}, parseAIPerf},
@@ -91,7 +91,9 @@ var importTable = []importFormat{
 	{"guidellm", "guidellm benchmarks.json (0.3 and 0.6 report layouts)", sniffGuidellm, []string{"benchmarks.json", "guidellm-results.json"}, parseGuidellm},
 	{"guidellm-csv", "compact per-request CSV derived from a guidellm report (reference data guidellm_requests.csv)", sniffGuidellmCSV, []string{"guidellm_requests.csv"}, parseGuidellmCSV},
 	{"inference-perf", "inference-perf per-request lifecycle metrics JSON", sniffInferencePerf, []string{"per_request_lifecycle_metrics.json"}, parseInferencePerf},
+	{"inference-perf-report", "inference-perf stage_N_lifecycle_metrics.json or summary_lifecycle_metrics.json (aggregates; a results folder reads every stage)", sniffInferencePerfReport, []string{"summary_lifecycle_metrics.json", "_lifecycle_metrics.json"}, parseInferencePerfReport},
 	{"llmservingsim", "LLMServingSim bench requests.jsonl", sniffLLMServingSim, []string{"requests.jsonl"}, parseLLMServingSimJSONL},
+	{"llmperf", "llmperf *_individual_responses.json (per-request records; the folder with its summary gives the concurrency)", sniffLLMPerfResponses, []string{"_individual_responses.json"}, parseLLMPerfResponses},
 	{"llmperf-summary", "llmperf *_summary.json (aggregates)", sniffLLMPerf, []string{"_summary.json", "summary.json"}, parseLLMPerfSummary},
 	{"csv", "Headroom's plain per-request CSV (see csv.go)", sniffPlainCSV, []string{".csv"}, parsePlainCSV},
 }
@@ -176,6 +178,7 @@ func importLimited(r io.Reader, name, format string, maxBytes, maxLine int) (*Ru
 		return nil, p.errf(0, "", "%v", err)
 	}
 	run.Name, run.Format = baseName(name), f.name
+	run.normaliseModel()
 	if err := p.check(run); err != nil {
 		return nil, err
 	}
@@ -219,13 +222,15 @@ func baseName(name string) string {
 // Content rules, on the first JSON value (the first line of JSON Lines,
 // the first element of an array) or the CSV header:
 //
-//	vllm-bench        object with mean_ttft_ms / ttfts / mean_e2el_ms / model_id+request_throughput, and none of SGLang's keys
+//	vllm-bench        object (or array of them: a sweep summary) with mean_ttft_ms / ttfts / mean_e2el_ms / model_id+request_throughput, and none of SGLang's keys
 //	sglang-bench      object with mean_e2e_latency_ms / total_output_tokens_retokenized / sharegpt_output_len
 //	genai-perf        object with top-level experiments
 //	aiperf            object with top-level metadata and metrics
 //	aiperf-summary    object with top-level records, or input_config beside metric objects (ttft, time_to_first_token, request_latency)
 //	guidellm          object with top-level benchmarks
 //	inference-perf    array or JSON Lines of objects with start_time, end_time and info
+//	inference-perf-report  object with top-level load_summary and successes
+//	llmperf           array of objects with ttft_s, end_to_end_latency_s and number_output_tokens or error_code
 //	llmservingsim     object with arrival_time and first_token_ts or queued_ts
 //	llmperf-summary   object with results_ttft_s_* or results_end_to_end_latency_s_* keys
 //	aiperf-summary-csv  CSV whose header starts with Metric

@@ -53,7 +53,22 @@ var fixtureCases = []importCase{
 	{"fixture-vllm-benchmark-serving-old", "testdata/vllm-bench/benchmark_serving-old.json", "vllm-bench"},
 	{"fixture-vllm-appended", "testdata/vllm-bench/appended.jsonl", "vllm-bench"},
 	{"fixture-csv", "testdata/csv/requests.csv", "csv"},
+	// Whole real files, copied from the reference data's formats/ (see the
+	// folders' READMEs), and fixtures of layouts no real file shows.
+	{"fixture-genai-perf-csv", "testdata/genai-perf-csv/profile_export_genai_perf.csv", "aiperf-summary-csv"},
+	{"fixture-llmperf-responses", "testdata/llmperf/vllm-cur1-01-ai-Yi-1-5-34B-Chat_550_150_individual_responses.json", "llmperf"},
+	{"fixture-llmperf-summary-yi", "testdata/llmperf/vllm-cur1-01-ai-Yi-1-5-34B-Chat_550_150_summary.json", "llmperf-summary"},
+	{"fixture-sglang-bench-appended", "testdata/sglang-bench/datacrunch-llama_3_3_70b_online_output.jsonl", "sglang-bench"},
+	{"fixture-vllm-hf-cache-model", "testdata/vllm-bench/inferencex-gpt-oss-120b-concurrency-4.json", "vllm-bench"},
+	{"fixture-vllm-all-failed", "testdata/vllm-bench/all-failed.json", "vllm-bench"},
+	{"fixture-vllm-sweep-summary", "testdata/vllm-sweep/SERVE--max_num_seqs-32-BENCH--max_concurrency-8/summary.json", "vllm-bench"},
+	{"fixture-vllm-sweep-run", "testdata/vllm-sweep/SERVE--max_num_seqs-32-BENCH--max_concurrency-8/run=1.json", "vllm-bench"},
+	{"fixture-inference-perf-stage", projectData + "/inference-perf/vllm+v0_engine/results/stage_3_lifecycle_metrics.json", "inference-perf-report"},
+	{"fixture-inference-perf-summary", projectData + "/inference-perf/vllm+v0_engine/results/summary_lifecycle_metrics.json", "inference-perf-report"},
 }
+
+// projectData is the project's own example runs (testdata/ at the root).
+const projectData = "../../../testdata"
 
 // realCases are whole files of the reference data.
 var realCases = []importCase{
@@ -68,6 +83,7 @@ var realCases = []importCase{
 	{"real-llmservingsim-RTXPRO6000_Llama-3.1-8B", sharedData + "/llmservingsim/RTXPRO6000_Llama-3.1-8B/requests.jsonl", "llmservingsim"},
 	{"real-llmservingsim-RTXPRO6000_Qwen3-32B", sharedData + "/llmservingsim/RTXPRO6000_Qwen3-32B/requests.jsonl", "llmservingsim"},
 	{"real-llmservingsim-RTXPRO6000_Qwen3-30B-A3B", sharedData + "/llmservingsim/RTXPRO6000_Qwen3-30B-A3B-Instruct-2507/requests.jsonl", "llmservingsim"},
+	{"real-inference-perf-quantization-stage6", sharedData + "/inference-perf-kubecon/vllm+quantization/results/stage_6_lifecycle_metrics.json", "inference-perf-report"},
 }
 
 // readCase reads a case's file, skipping the test when reference data is
@@ -158,9 +174,22 @@ func checkRunInvariants(t *testing.T, run *Run) {
 	if len(run.Requests) > 0 && minSend != 0 {
 		t.Errorf("first send at %v, want 0", minSend)
 	}
-	if len(run.Requests) == 0 && run.Aggregate == nil {
+	if len(run.Requests) == 0 && run.Aggregate == nil && !slices.ContainsFunc(run.Stages, func(s StageInfo) bool { return s.Aggregate != nil }) {
 		t.Errorf("no requests and no aggregate")
 	}
+	for _, a := range append([]*Aggregate{run.Aggregate}, stageAggregates(run)...) {
+		if a != nil && a.Completed == 0 && a.Failed > 0 && (len(a.TTFTMS) > 0 || len(a.TPOTMS) > 0 || len(a.ITLMS) > 0 || len(a.E2EMS) > 0) {
+			t.Errorf("aggregate with no completed request has latency statistics: %+v", a)
+		}
+	}
+}
+
+func stageAggregates(run *Run) []*Aggregate {
+	var out []*Aggregate
+	for _, s := range run.Stages {
+		out = append(out, s.Aggregate)
+	}
+	return out
 }
 
 // goldenRequests is how many requests a golden file keeps.

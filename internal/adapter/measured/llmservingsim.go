@@ -65,20 +65,49 @@ type llmsRequest struct {
 // map onto shared blocks exactly).
 const llmsTokenBlock = 16
 
+// IsLLMServingSimDir reports whether dir is an LLMServingSim bench run:
+// meta.json and requests.jsonl in it, or in its vllm/ folder (the layout
+// of LLMServingSim's repository, bench/examples/<GPU>/<model>/).
+func IsLLMServingSimDir(fsys fs.FS, dir string) bool {
+	for _, d := range []string{dir, path.Join(dir, "vllm")} {
+		if fileExists(fsys, path.Join(d, "meta.json")) && fileExists(fsys, path.Join(d, "requests.jsonl")) {
+			return true
+		}
+	}
+	return false
+}
+
 // LoadLLMServingSim reads an LLMServingSim bench run directory (meta.json,
-// requests.jsonl, config.json) from fsys. When the workload file meta.json
-// names is found next to the run (../workloads/), prompt token ids give
-// exact prefix identities. Times: TTFT = first_token_ts − queued_ts and
-// E2E = last_token_ts − queued_ts (the engine's own view, as the bench's
-// summary.txt reports them); send times come from arrival_time.
+// requests.jsonl, config.json) from fsys. dir is the folder that holds
+// them or, as LLMServingSim's repository lays its examples out, the
+// <GPU>/<model> folder with the cluster config (config.json) above the
+// vllm/ folder that holds meta.json and requests.jsonl; the run is then
+// named <GPU>/<model>. The GPU is meta.json's hardware.device_name, else
+// config.json's first instance's hardware. When the workload file meta.json
+// names is found in a workloads/ folder beside the run or up to three
+// levels above it, prompt token ids give exact prefix identities. Times:
+// TTFT = first_token_ts − queued_ts and E2E = last_token_ts − queued_ts
+// (the engine's own view, as the bench's summary.txt reports them); send
+// times come from arrival_time.
 func LoadLLMServingSim(fsys fs.FS, dir string) (*Run, error) {
+	runName := path.Base(dir)
+	cfgDirs := []string{dir}
+	if !fileExists(fsys, path.Join(dir, "meta.json")) && fileExists(fsys, path.Join(dir, "vllm", "meta.json")) {
+		if p := path.Dir(dir); p != "." {
+			runName = path.Base(p) + "/" + runName
+		}
+		cfgDirs = append(cfgDirs, path.Join(dir, "vllm"))
+		dir = path.Join(dir, "vllm")
+	} else {
+		cfgDirs = append(cfgDirs, path.Dir(dir))
+	}
 	name := func(f string) string { return path.Join(dir, f) }
 	var meta llmsMeta
 	if err := readJSON(fsys, name("meta.json"), &meta); err != nil {
 		return nil, err
 	}
 	run := &Run{
-		Name: path.Base(dir), Format: "llmservingsim", Model: meta.Model, ExpertParallel: meta.EngineArgs.EP,
+		Name: runName, Format: "llmservingsim", Model: meta.Model, ExpertParallel: meta.EngineArgs.EP,
 		TP: max(meta.EngineArgs.TP, 1), DP: max(meta.EngineArgs.DP, 1), EngineVersion: meta.VLLMVersion,
 		ServerSide: true, HashTokens: llmsTokenBlock,
 	}
@@ -100,7 +129,10 @@ func LoadLLMServingSim(fsys fs.FS, dir string) (*Run, error) {
 	if r := meta.Resolved; r != nil && r.Scheduler != nil {
 		e.AsyncScheduling, e.EnableChunkedPrefill = r.Scheduler.AsyncScheduling, r.Scheduler.EnableChunkedPrefill
 	}
-	if run.GPU == "" {
+	for _, d := range cfgDirs {
+		if run.GPU != "" {
+			break
+		}
 		var cfg struct {
 			Nodes []struct {
 				Instances []struct {
@@ -108,7 +140,14 @@ func LoadLLMServingSim(fsys fs.FS, dir string) (*Run, error) {
 				} `json:"instances"`
 			} `json:"nodes"`
 		}
-		if err := readJSON(fsys, name("config.json"), &cfg); err == nil && len(cfg.Nodes) > 0 && len(cfg.Nodes[0].Instances) > 0 {
+		cf := path.Join(d, "config.json")
+		if !fileExists(fsys, cf) {
+			continue
+		}
+		if err := readJSON(fsys, cf, &cfg); err != nil {
+			return nil, err
+		}
+		if len(cfg.Nodes) > 0 && len(cfg.Nodes[0].Instances) > 0 && cfg.Nodes[0].Instances[0].Hardware != "" {
 			run.GPU = cfg.Nodes[0].Instances[0].Hardware
 			run.GPUNote = "config.json instances[0].hardware"
 		}
@@ -125,13 +164,24 @@ func LoadLLMServingSim(fsys fs.FS, dir string) (*Run, error) {
 	}
 	run.Requests = reqs
 	if meta.DatasetPath != "" {
-		wl := path.Join(path.Dir(dir), "workloads", path.Base(meta.DatasetPath))
-		if wf, err := fsys.Open(wl); err == nil {
+		for up, d := 0, path.Dir(dir); up < 4; up, d = up+1, path.Dir(d) {
+			wl := path.Join(d, "workloads", path.Base(meta.DatasetPath))
+			if !fileExists(fsys, wl) {
+				if d == "." {
+					break
+				}
+				continue
+			}
+			wf, err := fsys.Open(wl)
+			if err != nil {
+				return nil, err
+			}
 			err = attachTokenHashes(wf, wl, run)
 			wf.Close()
 			if err != nil {
 				return nil, err
 			}
+			break
 		}
 	}
 	run.normalise()

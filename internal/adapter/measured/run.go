@@ -95,6 +95,11 @@ type Run struct {
 	GPUMemoryBytes int64 `json:"gpu_memory_bytes,omitempty"`
 	// HashTokens is the tokens per HashIDs entry.
 	HashTokens int `json:"hash_tokens,omitempty"`
+	// PrefixGroups prompts of PrefixTokens tokens start every request's
+	// prompt, when the run's load config says so and HashIDs are unknown
+	// (0: unknown).
+	PrefixGroups int `json:"prefix_groups,omitempty"`
+	PrefixTokens int `json:"prefix_tokens,omitempty"`
 	// ServerSide says the times were taken at the server (no network).
 	ServerSide bool      `json:"server_side"`
 	Requests   []Request `json:"requests"`
@@ -195,6 +200,10 @@ type Overrides struct {
 	MaxNumSeqs          int
 	MaxNumBatchedTokens int
 	MaxModelLen         int
+	// EnableChunkedPrefill and EnablePrefixCaching, when set, replace what
+	// the run recorded (nil: keep it).
+	EnableChunkedPrefill *bool
+	EnablePrefixCaching  *bool
 }
 
 // Apply writes the set overrides into r.
@@ -217,4 +226,35 @@ func (o Overrides) Apply(r *Run) {
 	if o.MaxModelLen > 0 {
 		r.Engine.MaxModelLen = o.MaxModelLen
 	}
+	if o.EnableChunkedPrefill != nil {
+		r.Engine.EnableChunkedPrefill = boolp(*o.EnableChunkedPrefill)
+	}
+	if o.EnablePrefixCaching != nil {
+		r.Engine.EnablePrefixCaching = boolp(*o.EnablePrefixCaching)
+	}
+	for i := range r.Stages {
+		// An override holds for every benchmark, whatever its own settings.
+		if e := r.Stages[i].Engine; e != nil {
+			c := *e
+			c.MaxNumSeqs, c.MaxNumBatchedTokens, c.MaxModelLen = pick(o.MaxNumSeqs, c.MaxNumSeqs), pick(o.MaxNumBatchedTokens, c.MaxNumBatchedTokens), pick(o.MaxModelLen, c.MaxModelLen)
+			if o.EnableChunkedPrefill != nil {
+				c.EnableChunkedPrefill = r.Engine.EnableChunkedPrefill
+			}
+			if o.EnablePrefixCaching != nil {
+				c.EnablePrefixCaching = r.Engine.EnablePrefixCaching
+			}
+			r.Stages[i].Engine = &c
+		}
+		if o.TP > 0 && r.Stages[i].TP > 0 {
+			r.Stages[i].TP = o.TP
+		}
+	}
+}
+
+// pick is o when set (> 0), else v.
+func pick(o, v int) int {
+	if o > 0 {
+		return o
+	}
+	return v
 }

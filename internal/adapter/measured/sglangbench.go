@@ -22,7 +22,11 @@ var sglangDialect = benchDialect{metrics: map[string]func(*Aggregate) *map[strin
 }}
 
 func sniffSGLang(s *shape) bool {
-	return s.objects() && s.anyTop("mean_e2e_latency_ms", "total_output_tokens_retokenized", "sharegpt_output_len")
+	return s.objects() && sniffSGLangKeys(s)
+}
+
+func sniffSGLangKeys(s *shape) bool {
+	return s.anyTop("mean_e2e_latency_ms", "total_output_tokens_retokenized", "sharegpt_output_len")
 }
 
 func parseSGLangBench(p *parser) (*Run, error) { return parseBenchResults(p, sglangDialect) }

@@ -78,7 +78,7 @@ var vllmDialect = benchDialect{metrics: map[string]func(*Aggregate) *map[string]
 }}
 
 func sniffVLLM(s *shape) bool {
-	return s.objects() && !sniffSGLang(s) &&
+	return (s.objects() || s.kind == kindJSONArray) && !sniffSGLangKeys(s) &&
 		(s.anyTop("mean_ttft_ms", "ttfts", "mean_e2el_ms") || s.top("model_id", "request_throughput"))
 }
 
@@ -94,6 +94,18 @@ func parseBenchResults(p *parser, d benchDialect) (*Run, error) {
 		return nil
 	}); err != nil {
 		return nil, err
+	}
+	sweep := false
+	if len(raws) == 1 && firstByte(raws[0]) == '[' {
+		// `vllm bench sweep serve`'s summary.json: a list of run objects.
+		var list []json.RawMessage
+		if err := p.unmarshal(0, "", raws[0], &list); err != nil {
+			return nil, err
+		}
+		if len(list) == 0 {
+			return nil, p.errf(0, "", "empty list of runs")
+		}
+		raws, sweep = list, true
 	}
 	reqNo := 0   // requests so far, for error records
 	offset := 0. // where the next stage's reconstructed sends start
@@ -115,7 +127,19 @@ func parseBenchResults(p *parser, d benchDialect) (*Run, error) {
 		if err != nil {
 			return nil, err
 		}
-		stage := StageInfo{Index: i, Strategy: benchStrategy(&res), RateRPS: agg.RateRPS, Concurrency: agg.Concurrency}
+		if res.Completed.Set && agg.Completed == 0 && (len(agg.TTFTMS) > 0 || len(agg.E2EMS) > 0) {
+			// vLLM writes 0.0 for every statistic when no request completed.
+			agg.TTFTMS, agg.TPOTMS, agg.ITLMS, agg.E2EMS = nil, nil, nil, nil
+			run.note("benchmark %d: no request completed; its zero latency statistics are not measurements and are left out", i)
+		}
+		serve, err := serveParams(p, objRec, keys)
+		if err != nil {
+			return nil, err
+		}
+		stage := StageInfo{Index: i, Strategy: benchStrategy(&res), RateRPS: agg.RateRPS, Concurrency: agg.Concurrency, Label: serve.label}
+		if !serve.empty() {
+			stage.Engine, stage.TP = &serve.engine, serve.tp
+		}
 		if agg.empty() {
 			agg = nil
 		}
@@ -151,8 +175,12 @@ func parseBenchResults(p *parser, d benchDialect) (*Run, error) {
 		}
 		run.Requests = append(run.Requests, reqs...)
 	}
+	liftServeParams(run)
 	if len(run.Stages) == 1 && run.Stages[0].Strategy == "" && run.Stages[0].RateRPS == 0 && run.Stages[0].Concurrency == 0 {
 		run.Stages = nil
+	}
+	if sweep {
+		run.note("vllm bench sweep summary: one stage per run, each with the serve parameters it was started with")
 	}
 	if reconstructed {
 		run.note("send times are not in the file: reconstructed in request order (one after another at max_concurrency 1, else spread evenly over the benchmark's duration); use the stated rate, not these, to replay arrivals")

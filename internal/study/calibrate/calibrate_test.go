@@ -123,3 +123,87 @@ func TestFileRoundTripAndErrors(t *testing.T) {
 		}
 	}
 }
+
+// syntheticStages simulates a scenario at each rate with a known profile
+// and keeps only what a summary-only tool writes: per stage its rate,
+// counts, mean lengths and latency quantiles.
+func syntheticStages(t *testing.T, truth steptime.Profile, rates []float64, requests int) *measured.Run {
+	t.Helper()
+	cat, _ := catalogs.Builtin()
+	run := &measured.Run{Name: "stages", Model: "meta-llama/Llama-3.1-8B", GPU: "h100-sxm", Format: "sglang-bench"}
+	for i, r := range rates {
+		s := scenario.Default()
+		s.Workload.Requests = requests
+		s.Workload.Arrival.RateRPS = r
+		res, err := s.Resolve(scenario.Env{Catalog: cat})
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Config.Profile = truth
+		rep, err := sim.Run(context.Background(), res.Config)
+		if err != nil {
+			t.Fatal(err)
+		}
+		q := func(s interface{ At(string) (float64, bool) }) map[string]float64 {
+			m := map[string]float64{}
+			for _, k := range []string{"mean", "p50", "p90", "p99"} {
+				m[k], _ = s.At(k)
+			}
+			return m
+		}
+		a := &measured.Aggregate{TTFTMS: q(rep.TTFTMS), TPOTMS: q(rep.TPOTMS), E2EMS: q(rep.E2EMS), Completed: rep.Requests.Completed,
+			RateRPS: r, MeanInputTokens: 512, MeanOutputTokens: 256, RequestsPerS: rep.Throughput.RequestsPerS}
+		run.Stages = append(run.Stages, measured.StageInfo{Index: i, Strategy: "poisson", RateRPS: r, Aggregate: a})
+	}
+	return run
+}
+
+// TestFitOnStageAggregates: a file with only the tool's summaries of
+// several benchmarks calibrates from them, each benchmark replayed from
+// the load it states, and says so.
+func TestFitOnStageAggregates(t *testing.T) {
+	cat, _ := catalogs.Builtin()
+	g, _ := cat.GPU("h100-sxm")
+	truth := steptime.DefaultProfile(g)
+	truth.Scale.Memory = 0.8
+	run := syntheticStages(t, truth, []float64{4, 12}, 120)
+	if n := Completed(run, -1); n != 240 {
+		t.Fatalf("Completed = %d, want 240 (the summaries' counts)", n)
+	}
+	res, err := Fit(context.Background(), run, cat, Options{MaxEvaluations: 80})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Basis != replay.BasisAggregate || res.After.Basis != replay.BasisAggregate || res.After.Parts != 2 {
+		t.Errorf("basis %q / %q, %d parts", res.Basis, res.After.Basis, res.After.Parts)
+	}
+	if !(res.After.Loss < res.Before.Loss/4) || res.After.MedianAPE["tpot_ms"] > 3 {
+		t.Fatalf("loss %.5f → %.5f, TPOT median APE %.1f%%", res.Before.Loss, res.After.Loss, res.After.MedianAPE["tpot_ms"])
+	}
+	stages := map[int]int{}
+	for _, f := range res.After.Figures {
+		if f.Stage == nil {
+			t.Fatalf("figure %+v without its stage", f)
+		}
+		stages[*f.Stage]++
+	}
+	if len(stages) != 2 || stages[0] != 12 || stages[1] != 12 {
+		t.Errorf("figures per stage %v, want 12 each (3 metrics × 4 quantiles)", stages)
+	}
+	// One stage: fitted on its summary alone; the other is held out.
+	one := 1
+	res, err = Fit(context.Background(), run, cat, Options{MaxEvaluations: 40, Stage: &one})
+	if err != nil || res.After.Parts != 1 || !strings.Contains(res.After.Run, "stage 1 (poisson)") {
+		t.Fatalf("stage fit: %+v, %v", res, err)
+	}
+	e, err := Evaluate(context.Background(), run, cat, &res.Profile, 0)
+	if err != nil || e.Basis != replay.BasisAggregate || len(e.Figures) != 12 {
+		t.Fatalf("held-out stage: %+v, %v", e, err)
+	}
+	// A benchmark where nothing completed has nothing to fit.
+	run.Stages[0].Aggregate = &measured.Aggregate{Failed: 100, MeanInputTokens: 512, MeanOutputTokens: 256, RateRPS: 4}
+	zero := 0
+	if _, err := Fit(context.Background(), run, cat, Options{Stage: &zero}); !errors.Is(err, ErrTooFewRequests) {
+		t.Errorf("all-failed stage: %v, want ErrTooFewRequests", err)
+	}
+}

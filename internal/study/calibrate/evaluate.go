@@ -14,6 +14,9 @@ import (
 
 // Figure is one measured quantile and its prediction.
 type Figure struct {
+	// Stage is the benchmark the figure belongs to, when an evaluation
+	// compares several separately (absent: the whole run).
+	Stage     *int    `json:"stage,omitempty"`
 	Metric    string  `json:"metric"`
 	Quantile  string  `json:"quantile"`
 	Measured  float64 `json:"measured"`
@@ -24,7 +27,12 @@ type Figure struct {
 
 // Evaluation is how well a profile predicts one run.
 type Evaluation struct {
-	Run     string   `json:"run"`
+	Run string `json:"run"`
+	// Basis says what the figures were measured from (see Result.Basis).
+	Basis string `json:"basis"`
+	// Parts is how many simulations the evaluation ran (one per benchmark
+	// when they were replayed apart).
+	Parts   int      `json:"parts"`
 	Figures []Figure `json:"figures"`
 	// Loss is the mean squared log-ratio over the figures.
 	Loss float64 `json:"loss"`
@@ -33,45 +41,36 @@ type Evaluation struct {
 }
 
 // Evaluate replays run with profile (nil: the GPU's defaults) and compares
-// the prediction with the measurement. stage >= 0 compares that
-// benchmark's requests only (the whole run is still replayed, as the
-// server saw it).
+// the prediction with the measurement, as Fit does (replay.Parts). stage
+// >= 0 compares that benchmark only (a run with per-request records is
+// still replayed whole, as the server saw it).
 func Evaluate(ctx context.Context, run *measured.Run, cat *catalogs.Catalog, profile *steptime.Profile, stage int) (Evaluation, error) {
-	ts := targets(run, stage)
+	parts, err := replay.Parts(run, cat, replay.Options{Profile: profile}, stage)
+	if err != nil {
+		return Evaluation{}, err
+	}
+	ts := targets(parts)
 	if len(ts) == 0 {
 		return Evaluation{}, fmt.Errorf("%s: no measured latencies to compare", run.Name)
 	}
-	res, err := replay.Config(run, cat, replay.Options{Profile: profile})
+	p, err := simulateParts(ctx, parts, parts[0].Resolved.Config.Profile)
 	if err != nil {
 		return Evaluation{}, err
 	}
-	p, err := simulate(ctx, res.Config, stage)
-	if err != nil {
-		return Evaluation{}, err
-	}
-	return evaluation(stageName(run, stage), p, ts), nil
+	return evaluation(replay.StageName(run, stage), parts, p, ts), nil
 }
 
-// stageName names a run or one of its benchmarks.
-func stageName(run *measured.Run, stage int) string {
-	if stage < 0 {
-		return run.Name
-	}
-	for _, s := range run.Stages {
-		if s.Index == stage && s.Strategy != "" {
-			return fmt.Sprintf("%s stage %d (%s)", run.Name, stage, s.Strategy)
-		}
-	}
-	return fmt.Sprintf("%s stage %d", run.Name, stage)
-}
-
-func evaluation(name string, rep prediction, ts []target) Evaluation {
-	e := Evaluation{Run: name, Loss: logLoss(rep, ts), MedianAPE: map[string]float64{}}
+func evaluation(name string, parts []replay.Part, rep []prediction, ts []target) Evaluation {
+	e := Evaluation{Run: name, Basis: basis(parts), Parts: len(parts), Loss: logLoss(rep, ts), MedianAPE: map[string]float64{}}
 	per := map[string][]float64{}
 	for _, t := range ts {
 		p := predicted(rep, t)
 		ape := 100 * math.Abs(p-t.value) / t.value
-		e.Figures = append(e.Figures, Figure{Metric: t.metric, Quantile: t.quantile, Measured: t.value, Predicted: p, APE: ape})
+		f := Figure{Metric: t.metric, Quantile: t.quantile, Measured: t.value, Predicted: p, APE: ape}
+		if st := parts[t.part].Stage; len(parts) > 1 && st >= 0 {
+			f.Stage = &st
+		}
+		e.Figures = append(e.Figures, f)
 		per[t.metric] = append(per[t.metric], ape)
 		if t.quantile == "p99" {
 			per["p99"] = append(per["p99"], ape)

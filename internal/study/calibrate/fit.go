@@ -41,37 +41,38 @@ type Result struct {
 	After       Evaluation       `json:"after"`
 	Evaluations int              `json:"evaluations"`
 	Fitted      []string         `json:"fitted"`
+	// Basis says what the fit matched: replay.BasisRequests (quantiles of
+	// the per-request records, arrivals replayed) or replay.BasisAggregate
+	// (the tool's own quantiles of each benchmark, load rebuilt from its
+	// summary).
+	Basis string `json:"basis"`
 }
 
-// Fit calibrates the step-time profile on run.
+// Fit calibrates the step-time profile on run. It fits on what the run
+// measured (replay.Parts): per-request records when it has them, replayed
+// with their arrivals and lengths, else the tool's own summary of each
+// benchmark, replayed from the load it states; Result.Basis says which.
+// Opt.Stage fits on one benchmark.
 func Fit(ctx context.Context, run *measured.Run, cat *catalogs.Catalog, opt Options) (*Result, error) {
 	stage := -1
 	if opt.Stage != nil {
 		stage = *opt.Stage
-	}
-	focus := run
-	if stage >= 0 {
-		if focus = run.Stage(stage); focus == nil {
+		if run.Stage(stage) == nil {
 			return nil, fmt.Errorf("%s: no benchmark %d", run.Name, stage)
 		}
 	}
-	sum := focus.Summarize()
-	completed := sum.Completed
-	if completed == 0 && focus.Aggregate != nil {
-		completed = focus.Aggregate.Completed
+	if n := Completed(run, stage); n < MinRequests {
+		return nil, fmt.Errorf("%s: %w: %d completed, need at least %d", run.Name, ErrTooFewRequests, n, MinRequests)
 	}
-	if completed < MinRequests {
-		return nil, fmt.Errorf("%s: %w: %d completed, need at least %d", run.Name, ErrTooFewRequests, completed, MinRequests)
-	}
-	ts := targets(run, stage)
-	if len(ts) == 0 {
-		return nil, fmt.Errorf("%s: no measured latencies to fit", run.Name)
-	}
-	res, err := replay.Config(run, cat, replay.Options{})
+	parts, err := replay.Parts(run, cat, replay.Options{}, stage)
 	if err != nil {
 		return nil, err
 	}
-	base := res.Config.Profile
+	ts := targets(parts)
+	if len(ts) == 0 {
+		return nil, fmt.Errorf("%s: no measured latencies to fit", run.Name)
+	}
+	base := parts[0].Resolved.Config.Profile
 	if opt.Start != nil {
 		base = *opt.Start
 	}
@@ -81,17 +82,18 @@ func Fit(ctx context.Context, run *measured.Run, cat *catalogs.Catalog, opt Opti
 	if opt.Prior <= 0 {
 		opt.Prior = 0.002
 	}
-	gs := groups(max(run.TP, 1), res.Config.Model.IsMoE())
+	moe := false
+	for _, p := range parts {
+		moe = moe || p.Resolved.Config.Model.IsMoE()
+	}
+	gs := groups(max(run.TP, 1), moe)
 	x0 := make([]float64, len(gs)) // log scale factors, 0 = the start
-	cfg := res.Config
 
 	var simErr error
 	evals := 0
-	run1 := func(p steptime.Profile) (prediction, error) {
+	run1 := func(p steptime.Profile) ([]prediction, error) {
 		evals++
-		c := cfg
-		c.Profile = p
-		return simulate(ctx, c, stage)
+		return simulateParts(ctx, parts, p)
 	}
 	loss := func(x []float64) float64 {
 		if simErr != nil {
@@ -129,14 +131,14 @@ func Fit(ctx context.Context, run *measured.Run, cat *catalogs.Catalog, opt Opti
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	name := replay.StageName(run, stage)
 	best := applyScales(base, gs, r.X)
-	best.Source = fmt.Sprintf("calibrated on %s", stageName(run, stage))
+	best.Source = fmt.Sprintf("calibrated on %s", name)
 	after, err := run1(best)
 	if err != nil {
 		return nil, err
 	}
-	name := stageName(run, stage)
-	out := &Result{Profile: best, Before: evaluation(name, before, ts), After: evaluation(name, after, ts), Evaluations: evals}
+	out := &Result{Profile: best, Before: evaluation(name, parts, before, ts), After: evaluation(name, parts, after, ts), Evaluations: evals, Basis: basis(parts)}
 	if out.After.Loss > out.Before.Loss {
 		// Never return something worse than the start.
 		out.Profile, out.After = base, out.Before
@@ -145,4 +147,39 @@ func Fit(ctx context.Context, run *measured.Run, cat *catalogs.Catalog, opt Opti
 		out.Fitted = append(out.Fitted, g.name)
 	}
 	return out, nil
+}
+
+// Completed is how many requests of run (of benchmark stage, when >= 0)
+// completed: its records' count, or the tools' summaries' where it has no
+// records. A fit needs at least MinRequests.
+func Completed(run *measured.Run, stage int) int {
+	if stage >= 0 {
+		if run = run.Stage(stage); run == nil {
+			return 0
+		}
+	}
+	if n := run.Summarize().Completed; n > 0 {
+		return n
+	}
+	if run.Aggregate != nil {
+		return run.Aggregate.Completed
+	}
+	n := 0
+	for _, s := range run.Stages {
+		if s.Aggregate != nil {
+			n += s.Aggregate.Completed
+		}
+	}
+	return n
+}
+
+// basis names what a fit or an evaluation compared with.
+func basis(parts []replay.Part) string {
+	b := parts[0].Basis
+	for _, p := range parts[1:] {
+		if p.Basis != b {
+			return "mixed"
+		}
+	}
+	return b
 }

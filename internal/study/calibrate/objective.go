@@ -2,11 +2,15 @@ package calibrate
 
 import (
 	"context"
+	"fmt"
 	"math"
+	"runtime"
+	"sync"
 
-	"github.com/headroom-sim/headroom/internal/adapter/measured"
+	"github.com/headroom-sim/headroom/internal/study/replay"
 	"github.com/headroom-sim/headroom/sim"
 	"github.com/headroom-sim/headroom/sim/stats"
+	"github.com/headroom-sim/headroom/sim/steptime"
 )
 
 // Quantiles a fit matches for each latency metric.
@@ -15,47 +19,22 @@ var Quantiles = []string{"mean", "p50", "p90", "p99"}
 // Metrics a fit matches.
 var Metrics = []string{"ttft_ms", "tpot_ms", "e2e_ms"}
 
-// target is one measured figure.
+// target is one measured figure of one part of the replay.
 type target struct {
+	part             int
 	metric, quantile string
 	value            float64
 }
 
-// targets collects a run's measured quantiles (positive values only):
-// from its requests, or from the tool's aggregate when it has none. stage
-// >= 0 keeps that benchmark's requests only.
-func targets(run *measured.Run, stage int) []target {
-	if stage >= 0 {
-		if run = run.Stage(stage); run == nil {
-			return nil
-		}
-	}
-	s := run.Summarize()
+// targets collects the parts' measured quantiles (positive values only).
+func targets(parts []replay.Part) []target {
 	var out []target
-	if s.Completed == 0 && run.Aggregate != nil {
-		a := run.Aggregate
-		for _, m := range []struct {
-			name string
-			qs   map[string]float64
-		}{{"ttft_ms", a.TTFTMS}, {"tpot_ms", a.TPOTMS}, {"e2e_ms", a.E2EMS}} {
+	for i := range parts {
+		for _, m := range Metrics {
 			for _, q := range Quantiles {
-				if v := m.qs[q]; v > 0 {
-					out = append(out, target{m.name, q, v})
+				if v, ok := parts[i].Measured.Get(m, q); ok {
+					out = append(out, target{i, m, q, v})
 				}
-			}
-		}
-		return out
-	}
-	for _, m := range []struct {
-		name string
-		sum  stats.Summary
-	}{{"ttft_ms", s.TTFTMS}, {"tpot_ms", s.TPOTMS}, {"e2e_ms", s.E2EMS}} {
-		if m.sum.Count == 0 {
-			continue
-		}
-		for _, q := range Quantiles {
-			if v, _ := m.sum.At(q); v > 0 {
-				out = append(out, target{m.name, q, v})
 			}
 		}
 	}
@@ -98,15 +77,41 @@ func simulate(ctx context.Context, cfg sim.Config, stage int) (prediction, error
 	return c.prediction(), nil
 }
 
+// simulateParts simulates every part with profile p, in parallel (each
+// simulation is deterministic, so the order does not matter).
+func simulateParts(ctx context.Context, parts []replay.Part, p steptime.Profile) ([]prediction, error) {
+	out := make([]prediction, len(parts))
+	errs := make([]error, len(parts))
+	sem := make(chan struct{}, max(1, runtime.GOMAXPROCS(0)))
+	var wg sync.WaitGroup
+	for i := range parts {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			cfg := parts[i].Resolved.Config
+			cfg.Profile = p
+			out[i], errs[i] = simulate(ctx, cfg, parts[i].Filter)
+		}()
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", parts[i].Name, err)
+		}
+	}
+	return out, nil
+}
+
 // predicted reads the figure a target names.
-func predicted(p prediction, t target) float64 {
-	v, _ := p[t.metric].At(t.quantile)
+func predicted(ps []prediction, t target) float64 {
+	v, _ := ps[t.part][t.metric].At(t.quantile)
 	return v
 }
 
 // logLoss is the mean squared log-ratio of predicted to measured figures:
 // scale-free, so a 10% error weighs the same on TTFT as on TPOT.
-func logLoss(rep prediction, ts []target) float64 {
+func logLoss(rep []prediction, ts []target) float64 {
 	var sum float64
 	for _, t := range ts {
 		p := predicted(rep, t)

@@ -26,7 +26,12 @@ func metric(name string, meas, pred float64) Metric {
 
 // Comparison is a run's measured metrics next to the simulator's.
 type Comparison struct {
-	Run             string   `json:"run"`
+	Run string `json:"run"`
+	// Stage is the benchmark compared (absent: the whole run).
+	Stage *int `json:"stage,omitempty"`
+	// Basis says what the measured figures are (BasisRequests,
+	// BasisAggregate).
+	Basis           string   `json:"basis"`
 	Model           string   `json:"model"`
 	GPU             string   `json:"gpu"`
 	EngineVersion   string   `json:"engine_version"`
@@ -34,6 +39,8 @@ type Comparison struct {
 	LoggedBlocks    int      `json:"logged_blocks"`
 	PredictedBlocks int      `json:"predicted_blocks"`
 	Metrics         []Metric `json:"metrics"`
+	// Notes say what a rebuilt load assumes.
+	Notes []string `json:"notes,omitempty"`
 }
 
 // Quantiles compared for each latency metric.
@@ -42,7 +49,7 @@ var Quantiles = []string{"mean", "p50", "p90", "p99"}
 // Compare lines up a run's measured summary with a simulation report.
 func Compare(run *measured.Run, res *scenario.Resolved, rep *sim.Report) Comparison {
 	meas := run.Summarize()
-	c := Comparison{Run: run.Name, Model: rep.Model, GPU: rep.GPU, EngineVersion: run.EngineVersion,
+	c := Comparison{Run: run.Name, Basis: BasisRequests, Model: rep.Model, GPU: rep.GPU, EngineVersion: run.EngineVersion,
 		Requests: meas.Completed, LoggedBlocks: run.LoggedBlocks, PredictedBlocks: res.Memory.NumGPUBlocks}
 	for _, m := range []struct {
 		name       string
@@ -72,4 +79,34 @@ func (c *Comparison) Get(name string) (Metric, bool) {
 		}
 	}
 	return Metric{}, false
+}
+
+// ComparePart lines up a part's measured figures with the simulation of
+// its whole workload (a part of Filter -1): every quantile that was
+// measured, and the throughput when the run states it.
+func ComparePart(run *measured.Run, p *Part, rep *sim.Report) Comparison {
+	c := Comparison{Run: p.Name, Basis: p.Basis, Model: rep.Model, GPU: rep.GPU, EngineVersion: run.EngineVersion,
+		Requests: p.Measured.Completed, LoggedBlocks: run.LoggedBlocks, PredictedBlocks: p.Resolved.Memory.NumGPUBlocks, Notes: p.Notes}
+	if p.Stage >= 0 {
+		st := p.Stage
+		c.Stage = &st
+	}
+	for _, m := range []struct {
+		name string
+		pred stats.Summary
+	}{{"ttft_ms", rep.TTFTMS}, {"tpot_ms", rep.TPOTMS}, {"e2e_ms", rep.E2EMS}} {
+		for _, q := range Quantiles {
+			if v, ok := p.Measured.Get(m.name, q); ok {
+				b, _ := m.pred.At(q)
+				c.Metrics = append(c.Metrics, metric(m.name+"."+q, v, b))
+			}
+		}
+	}
+	if v := p.Measured.RequestsPerS; v > 0 {
+		c.Metrics = append(c.Metrics, metric("throughput.requests_per_s", v, rep.Throughput.RequestsPerS))
+	}
+	if v := p.Measured.OutputTokensPerS; v > 0 {
+		c.Metrics = append(c.Metrics, metric("throughput.output_tokens_per_s", v, rep.Throughput.OutputTokensPerS))
+	}
+	return c
 }

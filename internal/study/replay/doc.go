@@ -1,7 +1,10 @@
 // Package replay re-runs a measured benchmark run through the simulator —
-// its exact arrivals, token counts, prefix identities and engine settings —
-// and compares the predicted latency distributions and throughput with the
-// measured ones.
+// its exact arrivals, token counts, prefix identities and engine settings,
+// or, for a benchmark known only by the tool's summary, the load that
+// summary states — and compares the predicted latency distributions and
+// throughput with the measured ones. Parts splits a run into the
+// simulations validation and calibration share.
 //
-// Reading order: replay.go, compare.go.
+// Reading order: replay.go, parts.go, names.go (recorded model ids),
+// compare.go.
 package replay

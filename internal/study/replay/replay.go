@@ -2,6 +2,7 @@ package replay
 
 import (
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/headroom-sim/headroom/catalogs"
@@ -28,11 +29,13 @@ type Options struct {
 // rest).
 func Scenario(run *measured.Run) scenario.Scenario {
 	s := scenario.Default()
-	s.Model, s.GPU, s.TP, s.Replicas = run.Model, run.GPU, max(run.TP, 1), max(run.DP, 1)
-	if s.Replicas > 1 {
-		s.Router = sim.RouterLeastOutstanding // vLLM's data-parallel load balancer
+	// One vLLM server: its data-parallel ranks sit behind one API server,
+	// with vLLM's own balancer between them.
+	s.Model, s.GPU, s.TP, s.Replicas = run.Model, run.GPU, max(run.TP, 1), 1
+	if run.DP > 1 {
+		s.DP = run.DP
 	}
-	s.ExpertParallel = run.ExpertParallel
+	s.ExpertParallel = run.ExpertParallel || run.MoEEP > 1
 	e, m := &s.Engine, &run.Engine
 	if m.MaxNumSeqs > 0 {
 		e.MaxNumSeqs = m.MaxNumSeqs
@@ -83,9 +86,25 @@ func olderThan(v string, major, minor int) bool {
 	return a < major || (a == major && b < minor)
 }
 
-// Config builds the simulation of run.
+// Config builds the simulation of run. The model is looked up as
+// ResolveModel does (a recorded path or served name finds its catalog
+// model). A run without per-request records replays the load its summary
+// states (see aggregateWorkload): its single benchmark's, or, for a file
+// of several, the first benchmark's that has one; Parts gives every
+// benchmark its own simulation.
 func Config(run *measured.Run, cat *catalogs.Catalog, opt Options) (*scenario.Resolved, error) {
 	s := Scenario(run)
+	if id, err := ResolveModel(cat, run.Model); err == nil {
+		s.Model = id
+	}
+	if !hasRequests(run) && run.Aggregate == nil {
+		for _, st := range run.Stages {
+			if st.Aggregate != nil && st.Aggregate.MeanInputTokens >= 1 {
+				run = run.Stage(st.Index)
+				break
+			}
+		}
+	}
 	res, err := s.Resolve(scenario.Env{Catalog: cat})
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", run.Name, err)
@@ -117,10 +136,13 @@ func Config(run *measured.Run, cat *catalogs.Catalog, opt Options) (*scenario.Re
 	return res, nil
 }
 
-// aggregateWorkload rebuilds the load of a run that only has a summary:
-// its request count at its stated rate (Poisson) or concurrency (closed
-// loop; unstated = as many users as requests), with every request at the
-// mean input and output lengths.
+// aggregateWorkload rebuilds the load of a benchmark that only has a
+// summary: its request count (rebuiltRequests) at its stated rate, with
+// its arrival process (constant, gamma for a burstiness, else Poisson) and
+// at most its stated concurrency in flight, or as a closed loop of its
+// concurrency without a rate (unstated: as many users as requests); every
+// request at the mean input and output lengths, behind the run's shared
+// prefix when its config states one.
 func aggregateWorkload(run *measured.Run) (sim.Workload, error) {
 	a := run.Aggregate
 	if a == nil {
@@ -129,11 +151,14 @@ func aggregateWorkload(run *measured.Run) (sim.Workload, error) {
 	if a.MeanInputTokens < 1 || a.MeanOutputTokens < 1 {
 		return sim.Workload{}, fmt.Errorf("%s: the summary gives no mean input and output lengths to rebuild its load from", run.Name)
 	}
-	n := a.Completed
-	if n < 1 {
-		n = 200
+	n := rebuiltRequests(a)
+	inTokens := int(a.MeanInputTokens + 0.5)
+	var prefix *workload.SharedPrefixSpec
+	if run.PrefixGroups > 0 && run.PrefixTokens > 0 && inTokens > run.PrefixTokens {
+		prefix = &workload.SharedPrefixSpec{Groups: run.PrefixGroups, PrefixTokens: run.PrefixTokens}
+		inTokens -= run.PrefixTokens
 	}
-	in, err := workload.NewLengthSampler(workload.LengthSpec{Type: workload.LengthFixed, Value: int(a.MeanInputTokens + 0.5)}, "input", nil)
+	in, err := workload.NewLengthSampler(workload.LengthSpec{Type: workload.LengthFixed, Value: inTokens}, "input", nil)
 	if err != nil {
 		return sim.Workload{}, err
 	}
@@ -141,10 +166,25 @@ func aggregateWorkload(run *measured.Run) (sim.Workload, error) {
 	if err != nil {
 		return sim.Workload{}, err
 	}
-	w := sim.Workload{Requests: n, Input: in, Output: out}
+	w := sim.Workload{Requests: n, Input: in, Output: out, SharedPrefix: prefix}
+	strategy := ""
+	if len(run.Stages) == 1 {
+		strategy = run.Stages[0].Strategy
+	}
 	switch {
 	case a.RateRPS > 0:
 		w.Arrival = workload.ArrivalSpec{Type: workload.ArrivalPoisson, RateRPS: a.RateRPS}
+		var b float64
+		switch {
+		case strategy == "constant":
+			w.Arrival.Type = workload.ArrivalConstant
+		case strings.HasPrefix(strategy, "gamma(burstiness="):
+			if _, err := fmt.Sscanf(strategy, "gamma(burstiness=%g)", &b); err == nil && b > 0 {
+				// vLLM draws gamma gaps of shape burstiness: cv = 1/√shape.
+				w.Arrival = workload.ArrivalSpec{Type: workload.ArrivalGamma, RateRPS: a.RateRPS, CV: 1 / math.Sqrt(b)}
+			}
+		}
+		w.MaxConcurrency = a.Concurrency
 	case a.Concurrency > 0:
 		w.Arrival = workload.ArrivalSpec{Type: workload.ArrivalClosedLoop, Concurrency: a.Concurrency}
 	default:

@@ -3,6 +3,7 @@ package replay_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"io/fs"
 	"math"
@@ -63,7 +64,7 @@ func TestScenario(t *testing.T) {
 	for _, c := range []struct {
 		name      string
 		run       *measured.Run
-		replicas  int
+		dp        int
 		router    string
 		async     bool
 		ep        bool
@@ -80,8 +81,9 @@ func TestScenario(t *testing.T) {
 		{"a recorded setting beats the version", base(func(r *measured.Run) {
 			r.EngineVersion, r.Engine.AsyncScheduling = "0.11.0", boolp(true)
 		}), 1, sim.RouterRoundRobin, true, false, "", "auto", 0, 0},
-		{"data parallelism: replicas behind vLLM's balancer", base(func(r *measured.Run) { r.DP = 2 }), 2, sim.RouterLeastOutstanding, true, false, "", "auto", 0, 0},
-		{"expert parallelism", base(func(r *measured.Run) { r.Model, r.DP, r.ExpertParallel = "qwen3-30b-a3b", 2, true }), 2, sim.RouterLeastOutstanding, true, true, "", "auto", 0, 0},
+		{"data parallelism: ranks behind one API server and vLLM's balancer", base(func(r *measured.Run) { r.DP = 2 }), 2, sim.RouterRoundRobin, true, false, "", "auto", 0, 0},
+		{"expert parallelism", base(func(r *measured.Run) { r.Model, r.DP, r.ExpertParallel = "qwen3-30b-a3b", 2, true }), 2, sim.RouterRoundRobin, true, true, "", "auto", 0, 0},
+		{"expert parallelism inside TP", base(func(r *measured.Run) { r.Model, r.TP, r.MoEEP = "qwen3-30b-a3b", 2, 2 }), 1, sim.RouterRoundRobin, true, true, "", "auto", 0, 0},
 		{"dtypes", base(func(r *measured.Run) { r.Engine.DType, r.Engine.KVCacheDType = "float16", "fp8" }), 1, sim.RouterRoundRobin, true, false, "fp16", "fp8", 0, 0},
 		{"bfloat16", base(func(r *measured.Run) { r.Engine.DType = "bfloat16" }), 1, sim.RouterRoundRobin, true, false, "bf16", "auto", 0, 0},
 		{"batch limits", base(func(r *measured.Run) { r.Engine.MaxNumSeqs, r.Engine.MaxNumBatchedTokens = 32, 64 }), 1, sim.RouterRoundRobin, true, false, "", "auto", 32, 64},
@@ -91,8 +93,8 @@ func TestScenario(t *testing.T) {
 			if s.Model != c.run.Model || s.GPU != c.run.GPU || s.TP != c.run.TP {
 				t.Errorf("model %s gpu %s tp %d", s.Model, s.GPU, s.TP)
 			}
-			if s.Replicas != c.replicas || s.Router != c.router || s.Engine.AsyncScheduling != c.async || s.ExpertParallel != c.ep {
-				t.Errorf("replicas %d router %s async %v ep %v; want %d %s %v %v", s.Replicas, s.Router, s.Engine.AsyncScheduling, s.ExpertParallel, c.replicas, c.router, c.async, c.ep)
+			if s.Replicas != 1 || max(s.DP, 1) != c.dp || s.Router != c.router || s.Engine.AsyncScheduling != c.async || s.ExpertParallel != c.ep {
+				t.Errorf("replicas %d dp %d router %s async %v ep %v; want 1 %d %s %v %v", s.Replicas, s.DP, s.Router, s.Engine.AsyncScheduling, s.ExpertParallel, c.dp, c.router, c.async, c.ep)
 			}
 			if s.WeightsDType != c.weights || s.KVCacheDType != c.kv || s.Engine.MaxNumSeqs != c.seqs || s.Engine.MaxNumBatchedTokens != c.mbt {
 				t.Errorf("weights %q kv %q seqs %d mbt %d", s.WeightsDType, s.KVCacheDType, s.Engine.MaxNumSeqs, s.Engine.MaxNumBatchedTokens)
@@ -116,15 +118,15 @@ func TestScenarioFromRunDirectories(t *testing.T) {
 	t.Run("llmservingsim, expert parallel over 2 replicas", func(t *testing.T) {
 		run := loadRun(t, "llmservingsim/RTXPRO6000_Qwen3-30B-A3B-Instruct-2507", loadLLMServingSim)
 		s := replay.Scenario(run)
-		if !s.ExpertParallel || s.Replicas != 2 || s.Router != sim.RouterLeastOutstanding || !s.Engine.AsyncScheduling {
-			t.Errorf("ep %v replicas %d router %s async %v", s.ExpertParallel, s.Replicas, s.Router, s.Engine.AsyncScheduling)
+		if !s.ExpertParallel || s.Replicas != 1 || s.DP != 2 || !s.Engine.AsyncScheduling {
+			t.Errorf("ep %v replicas %d dp %d async %v", s.ExpertParallel, s.Replicas, s.DP, s.Engine.AsyncScheduling)
 		}
 		res, err := replay.Config(run, builtin(t), replay.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if res.Config.EP != 2 || res.Config.Replicas != 2 {
-			t.Errorf("config ep %d replicas %d", res.Config.EP, res.Config.Replicas)
+		if c := res.Config; c.MoEEP != 2 || c.MoETP != 1 || c.DP != 2 || c.Replicas != 1 {
+			t.Errorf("config moe %d×%d dp %d replicas %d", c.MoETP, c.MoEEP, c.DP, c.Replicas)
 		}
 	})
 	t.Run("llmservingsim, logged engine settings", func(t *testing.T) {
@@ -296,4 +298,108 @@ func TestComparisonGolden(t *testing.T) {
 			golden.Check(t, filepath.Join("testdata", "golden", c.golden), got, *update)
 		})
 	}
+}
+
+func TestResolveModel(t *testing.T) {
+	cat := builtin(t)
+	for id, want := range map[string]string{
+		"llama-3.1-8b": "llama-3.1-8b",
+		"/models/models--openai--gpt-oss-120b/snapshots/b5c939de8f754692c1647ca79fbf85e8c1e70f8a/": "gpt-oss-120b",
+		"/data/hf/meta-llama/Llama-3.1-8B": "llama-3.1-8b",
+		"Llama-3.3-70B-Instruct":           "llama-3.1-70b", // a served model name
+		"meta-llama/Llama-2-7b-chat-hf":    "llama-2-7b",
+	} {
+		if got, err := replay.ResolveModel(cat, id); err != nil || got != want {
+			t.Errorf("ResolveModel(%q) = %q, %v; want %q", id, got, err, want)
+		}
+	}
+	for _, id := range []string{"my-llama", "", "/models/unknown"} {
+		if _, err := replay.ResolveModel(cat, id); !errors.Is(err, catalogs.ErrUnknownModel) {
+			t.Errorf("ResolveModel(%q): %v, want ErrUnknownModel", id, err)
+		}
+	}
+}
+
+// TestPartsOfSummaries replays files that hold only the tools' summaries:
+// each benchmark from the load its summary states.
+func TestPartsOfSummaries(t *testing.T) {
+	cat := builtin(t)
+	t.Run("inference-perf stepped run", func(t *testing.T) {
+		run, err := measured.LoadDir(os.DirFS("../../../testdata/inference-perf"), "vllm+v0_engine/results")
+		if err != nil {
+			t.Fatal(err)
+		}
+		off := false // the server's flags (manifests.yaml), not in inference-perf's output
+		measured.Overrides{Model: "llama-3.1-8b", GPU: "h100-sxm", MaxNumSeqs: 128, MaxModelLen: 512, EnableChunkedPrefill: &off, EnablePrefixCaching: &off}.Apply(run)
+		parts, err := replay.Parts(run, cat, replay.Options{}, -1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(parts) != 7 {
+			t.Fatalf("%d parts", len(parts))
+		}
+		for i, p := range parts {
+			w := p.Resolved.Config.Workload
+			a := run.Stages[i].Aggregate
+			if p.Basis != replay.BasisAggregate || p.Stage != i || p.Filter != -1 || w.Arrival.Type != workload.ArrivalConstant || w.Arrival.RateRPS != a.RateRPS ||
+				w.MaxConcurrency != 440 || w.Requests != a.Completed+a.Failed || w.SharedPrefix == nil || w.SharedPrefix.PrefixTokens != 128 {
+				t.Errorf("part %d (%s): %s, arrival %+v, cap %d, %d requests, prefix %+v", i, p.Name, p.Basis, w.Arrival, w.MaxConcurrency, w.Requests, w.SharedPrefix)
+			}
+			if v, ok := p.Measured.Get("ttft_ms", "p99"); !ok || v != a.TTFTMS["p99"] {
+				t.Errorf("part %d: measured ttft p99 %v", i, v)
+			}
+			if _, ok := p.Measured.Get("tpot_ms", "mean"); ok {
+				t.Errorf("part %d: a TPOT inference-perf did not measure", i)
+			}
+			if e := p.Resolved.Config.Engine; e.MaxNumSeqs != 128 || e.MaxModelLen != 512 || e.EnableChunkedPrefill || e.EnablePrefixCaching {
+				t.Errorf("part %d: engine %+v", i, p.Resolved.Config.Engine)
+			}
+		}
+		one, err := replay.Parts(run, cat, replay.Options{}, 3)
+		if err != nil || len(one) != 1 || one[0].Stage != 3 || !strings.Contains(one[0].Name, "stage 3 (constant)") {
+			t.Errorf("stage 3: %+v, %v", one, err)
+		}
+		if _, err := replay.Parts(run, cat, replay.Options{}, 9); err == nil {
+			t.Errorf("stage 9 of 7: no error")
+		}
+	})
+	t.Run("sglang appended runs", func(t *testing.T) {
+		f, err := os.Open("../../adapter/measured/testdata/sglang-bench/datacrunch-llama_3_3_70b_online_output.jsonl")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		run, err := measured.Import(f, "out.jsonl", "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		measured.Overrides{Model: "Llama-3.3-70B-Instruct", GPU: "h200", TP: 4}.Apply(run)
+		parts, err := replay.Parts(run, cat, replay.Options{}, -1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(parts) != 7 || parts[0].Resolved.Config.Model.ID != "llama-3.1-70b" {
+			t.Fatalf("%d parts, model %s", len(parts), parts[0].Resolved.Config.Model.ID)
+		}
+		for i, p := range parts {
+			w := p.Resolved.Config.Workload
+			if w.Arrival.Type != workload.ArrivalPoisson || w.Arrival.RateRPS != run.Stages[i].RateRPS || w.MaxConcurrency != 0 || len(p.Notes) == 0 {
+				t.Errorf("part %d: %+v cap %d notes %q", i, w.Arrival, w.MaxConcurrency, p.Notes)
+			}
+		}
+		rep, err := sim.Run(context.Background(), parts[0].Resolved.Config)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := replay.ComparePart(run, &parts[0], rep)
+		var names []string
+		for _, m := range c.Metrics {
+			names = append(names, m.Name)
+		}
+		// SGLang's summary without --output-details: median TTFT, mean and
+		// median E2E, output throughput.
+		if want := []string{"ttft_ms.p50", "e2e_ms.mean", "e2e_ms.p50", "throughput.output_tokens_per_s"}; !slices.Equal(names, want) || c.Basis != replay.BasisAggregate || c.Stage == nil || *c.Stage != 0 {
+			t.Errorf("compared %q (basis %s), want %q", names, c.Basis, want)
+		}
+	})
 }

@@ -1,0 +1,77 @@
+//go:build full
+
+package main
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/headroom-sim/headroom/internal/adapter/plot"
+	"github.com/headroom-sim/headroom/internal/study/plan"
+	"github.com/headroom-sim/headroom/sim"
+)
+
+// The charts link gonum/plot and its fonts and backends, so they are in
+// the full build only (go build -tags full; see fullbuild.go).
+
+// writePlotFiles renders the charts of a planning result into dir.
+func writePlotFiles(dir string, v any) error {
+	name := ""
+	switch v.(type) {
+	case *plan.SweepResult:
+		name = "sweep-heatmap.svg"
+	case *plan.PlanResult:
+		name = "plan-pareto.svg"
+	case *plan.CurveResult:
+		name = "curve.svg"
+	case *plan.LoadResult:
+		name = "maxload.svg"
+	case *plan.CompareResult:
+		return nil // both sides' reports are in the output; no single chart
+	default:
+		return fmt.Errorf("--plot-dir: no chart for %T", v)
+	}
+	return writeSVG(filepath.Join(dir, name), func(w io.Writer) error { return plot.Render(w, v) })
+}
+
+// writeSVG renders to a buffer first so a failed chart leaves no file.
+func writeSVG(path string, render func(io.Writer) error) error {
+	var b bytes.Buffer
+	if err := render(&b); err != nil {
+		return fmt.Errorf("%s: %w", filepath.Base(path), err)
+	}
+	return os.WriteFile(path, b.Bytes(), 0o644)
+}
+
+// runCharts gathers a simulation's distributions for its charts.
+type runCharts struct{ d *plot.Distributions }
+
+func newRunCharts() *runCharts { return &runCharts{plot.NewDistributions()} }
+
+func (c *runCharts) Request(r sim.RequestSample) { c.d.Request(r) }
+func (c *runCharts) Token(tS, gapMS float64)     { c.d.Token(tS, gapMS) }
+
+// write renders the run's charts into dir.
+func (c *runCharts) write(dir string, rep *sim.Report) error {
+	charts := []struct {
+		file   string
+		render func(io.Writer) error
+	}{
+		{"ttft-cdf.svg", func(w io.Writer) error { return plot.TTFTCDF(w, c.d) }},
+		{"tpot-cdf.svg", func(w io.Writer) error { return plot.TPOTCDF(w, c.d) }},
+		{"itl-cdf.svg", func(w io.Writer) error { return plot.ITLCDF(w, c.d) }},
+		{"e2e-cdf.svg", func(w io.Writer) error { return plot.E2ECDF(w, c.d) }},
+		{"timeline.svg", func(w io.Writer) error { return plot.Timeline(w, rep) }},
+	}
+	for _, ch := range charts {
+		err := writeSVG(filepath.Join(dir, ch.file), ch.render)
+		if err != nil && !errors.Is(err, plot.ErrNoData) {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,347 @@
+package measured
+
+import (
+	"fmt"
+	"io/fs"
+	"math"
+	"path"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// inference-perf (kubernetes-sigs/inference-perf) writes by default, with
+// per-request output off, aggregate reports: summary_lifecycle_metrics.json
+// for the whole run and stage_N_lifecycle_metrics.json for each stage of
+// its load (a stepped sweep has one per rate), each
+//
+//	{"load_summary": {"count": n, "schedule_delay": {…}, "send_duration": s,
+//	                  "requested_rate": r, "achieved_rate": r},
+//	 "successes": {"count": n,
+//	               "latency": {"request_latency": D, "time_to_first_token": D,
+//	                           "time_per_output_token": D, "inter_token_latency": D,
+//	                           "normalized_time_per_output_token": D},
+//	               "throughput": {"input_tokens_per_sec": x, "output_tokens_per_sec": x,
+//	                              "total_tokens_per_sec": x, "requests_per_sec": x},
+//	               "prompt_len": D, "output_len": D},
+//	 "failures": {"count": n, "request_latency": D | null, "prompt_len": D | null}}
+//
+// where each D is {"mean", "min", "p0.1", "p1", … "median", … "p99.9",
+// "max"} in seconds (tokens for the lengths). Mapping: time_to_first_token
+// → TTFT, request_latency → E2E, inter_token_latency (gaps between the
+// response's chunks) → ITL. inference-perf stamps every chunk of the HTTP
+// stream, and its time_per_output_token is (last − first stamp) / (stamps
+// − 1): vLLM's TPOT only when each token came in one chunk. It is kept as
+// TPOT when it agrees, within 10%, with the TPOT the means imply, (mean
+// E2E − mean TTFT) / (mean output − 1); otherwise it is left out and a
+// note says so. normalized_time_per_output_token (latency / output tokens)
+// has no Aggregate field. The files name neither the model nor the GPU,
+// and the load type (constant or poisson) is in the run's config, not here.
+
+type ipDist map[string]num
+
+type ipReport struct {
+	LoadSummary *struct {
+		Count         num `json:"count"`
+		SendDuration  num `json:"send_duration"`
+		RequestedRate num `json:"requested_rate"`
+		AchievedRate  num `json:"achieved_rate"`
+	} `json:"load_summary"`
+	Successes *struct {
+		Count   num `json:"count"`
+		Latency *struct {
+			RequestLatency ipDist `json:"request_latency"`
+			TTFT           ipDist `json:"time_to_first_token"`
+			TPOT           ipDist `json:"time_per_output_token"`
+			ITL            ipDist `json:"inter_token_latency"`
+		} `json:"latency"`
+		Throughput *struct {
+			InputTokensPerSec  num `json:"input_tokens_per_sec"`
+			OutputTokensPerSec num `json:"output_tokens_per_sec"`
+			RequestsPerSec     num `json:"requests_per_sec"`
+		} `json:"throughput"`
+		PromptLen ipDist `json:"prompt_len"`
+		OutputLen ipDist `json:"output_len"`
+	} `json:"successes"`
+	Failures *struct {
+		Count num `json:"count"`
+	} `json:"failures"`
+}
+
+func sniffInferencePerfReport(s *shape) bool {
+	return s.kind == kindJSONObject && s.top("load_summary", "successes")
+}
+
+func parseInferencePerfReport(p *parser) (*Run, error) {
+	var rep ipReport
+	if err := p.unmarshal(0, "", pyJSON(trimBOM(p.data)), &rep); err != nil {
+		return nil, err
+	}
+	if rep.Successes == nil {
+		return nil, p.errf(0, "successes", "missing")
+	}
+	a, notes, err := ipAggregate(p, &rep)
+	if err != nil {
+		return nil, err
+	}
+	run := &Run{Aggregate: a}
+	for _, n := range notes {
+		run.note("%s", n)
+	}
+	return run, nil
+}
+
+// ipAggregate reads one report's figures.
+func ipAggregate(p *parser, rep *ipReport) (*Aggregate, []string, error) {
+	s := rep.Successes
+	a := &Aggregate{Completed: count(s.Count.finite())}
+	if f := rep.Failures; f != nil {
+		a.Failed = count(f.Count.finite())
+	}
+	if l := rep.LoadSummary; l != nil {
+		a.RateRPS = positive(l.RequestedRate.finite())
+	}
+	if t := s.Throughput; t != nil {
+		a.RequestsPerS = positive(t.RequestsPerSec.finite())
+		a.OutputTokensPerS = positive(t.OutputTokensPerSec.finite())
+	}
+	if m := s.PromptLen["mean"]; m.Set {
+		a.MeanInputTokens = positive(m.finite())
+	}
+	if m := s.OutputLen["mean"]; m.Set {
+		a.MeanOutputTokens = positive(m.finite())
+	}
+	var notes []string
+	if a.Completed == 0 || s.Latency == nil {
+		return a, notes, nil // no completed request: no latency statistic
+	}
+	lat := s.Latency
+	for _, d := range []struct {
+		field string
+		dist  ipDist
+		dst   *map[string]float64
+	}{
+		{"successes.latency.time_to_first_token", lat.TTFT, &a.TTFTMS},
+		{"successes.latency.request_latency", lat.RequestLatency, &a.E2EMS},
+		{"successes.latency.inter_token_latency", lat.ITL, &a.ITLMS},
+	} {
+		if err := ipDistInto(p, d.field, d.dist, d.dst); err != nil {
+			return nil, nil, err
+		}
+	}
+	var tpot map[string]float64
+	if err := ipDistInto(p, "successes.latency.time_per_output_token", lat.TPOT, &tpot); err != nil {
+		return nil, nil, err
+	}
+	if len(tpot) > 0 {
+		implied := (a.E2EMS["mean"] - a.TTFTMS["mean"]) / (a.MeanOutputTokens - 1)
+		switch got := tpot["mean"]; {
+		case a.MeanOutputTokens > 1 && implied > 0 && math.Abs(got-implied) <= 0.1*implied:
+			a.TPOTMS = tpot
+		case a.MeanOutputTokens > 1 && implied > 0:
+			notes = append(notes, fmt.Sprintf("time_per_output_token (mean %.3g ms) is per chunk of the stream, not per token: the means imply a TPOT of %.3g ms "+
+				"((mean e2e − mean ttft) / (mean output tokens − 1)); left out", got, implied))
+		default:
+			notes = append(notes, "time_per_output_token left out: without mean lengths it cannot be checked against TPOT")
+		}
+	}
+	return a, notes, nil
+}
+
+// ipDistInto stores a distribution in seconds as milliseconds.
+func ipDistInto(p *parser, field string, d ipDist, dst *map[string]float64) error {
+	for k, v := range d {
+		stat, ok := statKey(k)
+		if !ok {
+			continue
+		}
+		x := v.finite()
+		if x < 0 {
+			return p.errf(0, field+"."+k, "%v s is not a valid duration", x)
+		}
+		setStat(dst, stat, x, 1e3)
+	}
+	return nil
+}
+
+// reIPStage matches inference-perf's per-stage report names.
+var reIPStage = regexp.MustCompile(`^stage_([0-9]+)_lifecycle_metrics\.json$`)
+
+// IsInferencePerfReports reports whether dir holds inference-perf's
+// per-stage reports (stage_N_lifecycle_metrics.json).
+func IsInferencePerfReports(fsys fs.FS, dir string) bool {
+	ents, err := fs.ReadDir(fsys, dir)
+	if err != nil {
+		return false
+	}
+	return slices.ContainsFunc(ents, func(e fs.DirEntry) bool { return !e.IsDir() && reIPStage.MatchString(e.Name()) })
+}
+
+// LoadInferencePerfReports reads an inference-perf results folder: one
+// stage per stage_N_lifecycle_metrics.json (its index N, its requested
+// rate, its aggregate). When the folder also holds per-request records
+// (per_request_lifecycle_metrics.json), those are the run's requests and
+// the stage reports are attached to their stages.
+func LoadInferencePerfReports(fsys fs.FS, dir string) (*Run, error) {
+	ents, err := fs.ReadDir(fsys, dir)
+	if err != nil {
+		return nil, err
+	}
+	type stageFile struct {
+		index int
+		name  string
+	}
+	var files []stageFile
+	for _, e := range ents {
+		if m := reIPStage.FindStringSubmatch(e.Name()); m != nil && !e.IsDir() {
+			i, err := strconv.Atoi(m[1])
+			if err != nil || i > 1<<20 {
+				return nil, fmt.Errorf("%s: not a stage index", e.Name())
+			}
+			files = append(files, stageFile{i, e.Name()})
+		}
+	}
+	if len(files) == 0 {
+		return nil, fmt.Errorf("%s: no stage_N_lifecycle_metrics.json", dir)
+	}
+	slices.SortFunc(files, func(a, b stageFile) int { return a.index - b.index })
+	run := &Run{Name: path.Base(dir), Format: "inference-perf-report"}
+	if run.Name == "results" || run.Name == "." {
+		run.Name = path.Base(path.Dir(dir)) // <experiment>/results
+	}
+	if run.Name == "." || run.Name == "/" {
+		run.Name = "inference-perf"
+	}
+	var notes []string
+	var chunky []string // stages whose time_per_output_token is per chunk
+	for _, f := range files {
+		sr, err := importFile(fsys, path.Join(dir, f.name), "inference-perf-report")
+		if err != nil {
+			return nil, err
+		}
+		run.Stages = append(run.Stages, StageInfo{Index: f.index, RateRPS: sr.Aggregate.RateRPS, Aggregate: sr.Aggregate})
+		for _, n := range sr.Engine.Extra {
+			if strings.HasPrefix(n, "time_per_output_token (mean") {
+				chunky = append(chunky, strconv.Itoa(f.index))
+				continue
+			}
+			notes = append(notes, fmt.Sprintf("stage %d: %s", f.index, n))
+		}
+	}
+	if len(chunky) > 0 {
+		notes = append(notes, fmt.Sprintf("stages %s: time_per_output_token is per chunk of the stream, not per token (it disagrees with the TPOT the means imply, (mean e2e − mean ttft) / (mean output tokens − 1)): left out", strings.Join(chunky, ", ")))
+	}
+	if per := path.Join(dir, "per_request_lifecycle_metrics.json"); fileExists(fsys, per) {
+		rr, err := importFile(fsys, per, "inference-perf")
+		if err != nil {
+			return nil, err
+		}
+		run.Requests, run.Model, run.Format = rr.Requests, rr.Model, "inference-perf"
+		notes = append(rr.Engine.Extra, notes...)
+	}
+	run.Engine.Extra = notes
+	if err := applyIPConfig(fsys, dir, run); err != nil {
+		return nil, err
+	}
+	if run.GPU == "" {
+		run.note("the reports do not name the GPU")
+	}
+	return run, nil
+}
+
+// ipConfig is the part of inference-perf's config file (its --config_file,
+// config.yaml) that describes the load beyond the reports.
+type ipConfig struct {
+	Load struct {
+		Type                 string `yaml:"type"`
+		NumWorkers           int    `yaml:"num_workers"`
+		WorkerMaxConcurrency int    `yaml:"worker_max_concurrency"`
+	} `yaml:"load"`
+	Data struct {
+		Type         string `yaml:"type"`
+		SharedPrefix *struct {
+			Prompts      int `yaml:"num_unique_system_prompts"`
+			SystemTokens int `yaml:"system_prompt_len"`
+		} `yaml:"shared_prefix"`
+	} `yaml:"data"`
+	Server struct {
+		ModelName string `yaml:"model_name"`
+	} `yaml:"server"`
+}
+
+// applyIPConfig reads the run's inference-perf config.yaml, when one is in
+// the results folder or up to two levels above it: the load type of every
+// stage, the cap on requests in flight (workers × worker_max_concurrency),
+// a shared system prompt, and the served model.
+func applyIPConfig(fsys fs.FS, dir string, run *Run) error {
+	name := ""
+	for up, d := 0, dir; up < 3; up, d = up+1, path.Dir(d) {
+		if c := path.Join(d, "config.yaml"); fileExists(fsys, c) {
+			name = c
+			break
+		}
+		if d == "." {
+			break
+		}
+	}
+	if name == "" {
+		run.note("no inference-perf config.yaml beside the reports: the load type, the cap on requests in flight and prompt sharing are unknown (Poisson arrivals assumed)")
+		return nil
+	}
+	b, err := fs.ReadFile(fsys, name)
+	if err != nil {
+		return err
+	}
+	if len(b) > 1<<20 {
+		return fmt.Errorf("%s: larger than 1 MiB", name)
+	}
+	var cfg ipConfig
+	if err := yaml.Unmarshal(b, &cfg); err != nil {
+		return fmt.Errorf("%s: %v", name, err)
+	}
+	l := cfg.Load
+	limit := 0
+	if l.NumWorkers > 0 && l.WorkerMaxConcurrency > 0 && l.NumWorkers <= 1<<16 && l.WorkerMaxConcurrency <= 1<<16 {
+		limit = l.NumWorkers * l.WorkerMaxConcurrency
+	}
+	for i := range run.Stages {
+		st := &run.Stages[i]
+		switch l.Type {
+		case "constant", "poisson":
+			st.Strategy = l.Type
+		}
+		if limit > 0 && st.Aggregate != nil {
+			st.Aggregate.Concurrency = limit
+		}
+		if limit > 0 {
+			st.Concurrency = limit
+		}
+	}
+	if sp := cfg.Data.SharedPrefix; cfg.Data.Type == "shared_prefix" && sp != nil && sp.Prompts > 0 && sp.SystemTokens > 0 {
+		run.PrefixGroups, run.PrefixTokens = sp.Prompts, sp.SystemTokens
+	}
+	if run.Model == "" {
+		run.Model = cfg.Server.ModelName
+	}
+	run.note("%s: load type %q, at most %d requests in flight (%d workers × %d), %d shared system prompts of %d tokens, server model %q",
+		name, l.Type, limit, l.NumWorkers, l.WorkerMaxConcurrency, run.PrefixGroups, run.PrefixTokens, cfg.Server.ModelName)
+	return nil
+}
+
+// importFile imports one file of fsys as format.
+func importFile(fsys fs.FS, name, format string) (*Run, error) {
+	f, err := fsys.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return Import(f, name, format)
+}
+
+func fileExists(fsys fs.FS, name string) bool {
+	st, err := fs.Stat(fsys, name)
+	return err == nil && !st.IsDir()
+}
