@@ -174,7 +174,7 @@ var latencyStats = []string{"mean", "p50", "p90", "p95", "p99", "p999", "max", "
 var reportKeys = []string{
 	"ttft_ms", "server_ttft_ms", "tpot_ms", "itl_ms", "e2e_ms", "queue_ms", "prefill_ms", "decode_ms",
 	"throughput.requests_per_s", "throughput.input_tokens_per_s", "throughput.output_tokens_per_s", "throughput.total_tokens_per_s",
-	"requests.total", "requests.completed", "requests.rejected", "requests.rejected_reasons",
+	"requests.total", "requests.completed", "requests.rejected", "requests.unfinished", "requests.rejected_reasons",
 	"preemptions", "prefix_cache_hit_ratio",
 	"kv_cache.num_gpu_blocks", "kv_cache.peak_usage_ratio", "kv_cache.mean_usage_ratio",
 	"fluency.itl_cv", "fluency.stalls", "fluency.longest_stall_ms", "fluency.stall_threshold_ms",
