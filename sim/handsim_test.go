@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -152,30 +153,31 @@ func handRun(t *testing.T, cfg Config) (*Simulator, *handLog, *Report) {
 	return s, log, s.report()
 }
 
+// ticks writes t in ticks, exactly ("18.25").
+func ticks(t Time) string {
+	return strconv.FormatFloat(float64(t)/float64(tick), 'f', -1, 64)
+}
+
 // checkSteps compares the steps with the expected ones, written
 // "tick: batch" (replica 0) or "tick r1: batch".
 func checkSteps(t *testing.T, got []handStep, want []string) {
 	t.Helper()
 	var lines []string
 	for _, st := range got {
-		if st.at%tick != 0 {
-			lines = append(lines, fmt.Sprintf("at %d ns (not a whole tick): %s", st.at, st.batch))
-			continue
-		}
 		r := ""
 		if st.replica != 0 {
 			r = fmt.Sprintf(" r%d", st.replica)
 		}
-		lines = append(lines, fmt.Sprintf("%d%s: %s", st.at/tick, r, st.batch))
+		lines = append(lines, fmt.Sprintf("%s%s: %s", ticks(st.at), r, st.batch))
 	}
 	if !slices.Equal(lines, want) {
 		t.Errorf("steps:\n  %s\nwant:\n  %s", strings.Join(lines, "\n  "), strings.Join(want, "\n  "))
 	}
 }
 
-// checkEnd checks when request serial ended and had its first token, in
+// checkEnd checks when request serial had its first token and ended, in
 // ticks.
-func checkEnd(t *testing.T, log *handLog, serial int64, firstTick, endTick int) {
+func checkEnd(t *testing.T, log *handLog, serial int64, firstTick, endTick float64) {
 	t.Helper()
 	e, ok := log.ends[serial]
 	switch {
@@ -183,8 +185,8 @@ func checkEnd(t *testing.T, log *handLog, serial int64, firstTick, endTick int) 
 		t.Errorf("request %d never ended", serial)
 	case !e.ok:
 		t.Errorf("request %d was rejected", serial)
-	case e.firstToken != Time(firstTick)*tick || e.at != Time(endTick)*tick:
-		t.Errorf("request %d: first token at %.4g ticks, done at %.4g ticks; want %d and %d",
-			serial, float64(e.firstToken)/float64(tick), float64(e.at)/float64(tick), firstTick, endTick)
+	case float64(e.firstToken) != firstTick*float64(tick) || float64(e.at) != endTick*float64(tick):
+		t.Errorf("request %d: first token at %s ticks, done at %s; want %g and %g",
+			serial, ticks(e.firstToken), ticks(e.at), firstTick, endTick)
 	}
 }

@@ -9,7 +9,7 @@ import (
 // end is a request's first-token and completion time, in ticks.
 type end struct {
 	serial          int64
-	firstTick, tick int
+	firstTick, tick float64
 }
 
 // TestSchedulerSteps checks V1 and V0 scheduling step by step on runs
