@@ -121,7 +121,8 @@ func TestValidateRefusesTimesOffTheClock(t *testing.T) {
 		{"trace arrival 9.9e6 s", trace(9.9e6, 10), ""},
 		{"trace prompt of 0 tokens", trace(1, 0), "workload.trace"},
 		{"stage of 1e10 s", stages(workload.StageSpec{DurationS: 1e10, RateRPS: 1}), "workload.stages[0].duration_s"},
-		{"stages adding up past the clock", stages(workload.StageSpec{DurationS: 6e6, RateRPS: 1}, workload.StageSpec{DurationS: 6e6, Concurrency: 1}), "workload.stages[1].duration_s"},
+		{"stages adding up past the per-second counters", stages(workload.StageSpec{DurationS: 6e5, RateRPS: 1}, workload.StageSpec{DurationS: 6e5, Concurrency: 1}), "workload.stages[1].duration_s"},
+		{"stages adding up to the per-second counters", stages(workload.StageSpec{DurationS: 5e5, RateRPS: 1e-3}, workload.StageSpec{DurationS: 5e5, RateRPS: 1e-3}), ""},
 		{"stage rate 1e7", stages(workload.StageSpec{DurationS: 10, RateRPS: 1e7}), "workload.stages[0].rate_rps"},
 		{"stage rate 1e-9 (no arrival in the stage)", stages(workload.StageSpec{DurationS: 10, RateRPS: 1e-9}), ""},
 		{"stage with gamma cv 0", func(c *Config) {
