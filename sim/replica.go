@@ -16,12 +16,11 @@ type replica struct {
 	waiting deque
 	running []*request
 
-	busy      bool
-	kickSent  bool
-	stepStart Time
-	sched     []scheduledSeq
-	batch     models.Batch
-	swapSec   float64 // swap transfers to add to the current step
+	busy     bool
+	kickSent bool
+	sched    []scheduledSeq
+	batch    models.Batch
+	swapSec  float64 // swap transfers to add to the current step
 
 	// swap space
 	swapCap, swapUsed int
