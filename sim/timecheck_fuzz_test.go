@@ -22,6 +22,7 @@ func FuzzTimes(f *testing.F) {
 	f.Add(uint8(0), 2e-7, 0.0, 0.0, 0.0, uint8(0), uint8(1), uint8(3), 0.0, 0.0)
 	f.Add(uint8(0), 1.0, 0.0, 0.0, 0.0, uint8(0), uint8(1), uint8(0), 1e10, 0.0) // a stage of 1e10 s
 	f.Add(uint8(1), 1e6, 0.0, 0.0, 0.0, uint8(0), uint8(1), uint8(50), 0.0, 1e6)
+	f.Add(uint8(0), 10.0, 0.0, 0.0, 0.0, uint8(0), uint8(1), uint8(5), 0.0, 1e13) // an RTT of 1e13 ms
 	f.Fuzz(func(t *testing.T, typ uint8, rate, cv, think, turnThink float64, turns, conc, requests uint8, stageS, rttMS float64) {
 		cfg := openConfig(t)
 		w := &cfg.Workload
