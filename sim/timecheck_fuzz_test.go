@@ -15,7 +15,7 @@ import (
 // accounted for.
 func FuzzTimes(f *testing.F) {
 	f.Add(uint8(0), 10.0, 0.0, 0.0, 0.0, uint8(0), uint8(1), uint8(20), 0.0, 0.0)
-	f.Add(uint8(3), 0.0, 0.0, 1e13, 0.0, uint8(0), uint8(1), uint8(20), 0.0, 0.0) // the closed loop
+	f.Add(uint8(3), 0.0, 0.0, 1e13, 0.0, uint8(0), uint8(1), uint8(20), 0.0, 0.0)  // the closed loop
 	f.Add(uint8(0), 10.0, 0.0, 0.0, 1e13, uint8(3), uint8(1), uint8(20), 0.0, 0.0) // multi-turn think time
 	f.Add(uint8(0), 1e-15, 0.0, 0.0, 0.0, uint8(0), uint8(1), uint8(20), 0.0, 0.0)
 	f.Add(uint8(2), 10.0, 1e-300, 0.0, 0.0, uint8(0), uint8(1), uint8(20), 0.0, 0.0)
