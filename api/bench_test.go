@@ -3,6 +3,7 @@ package api
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -53,7 +54,7 @@ func post(client *http.Client, url string, body []byte) (time.Duration, error) {
 	_, err = io.Copy(io.Discard, resp.Body)
 	resp.Body.Close()
 	if err == nil && resp.StatusCode != http.StatusOK {
-		err = &http.ProtocolError{ErrorString: resp.Status}
+		err = fmt.Errorf("POST %s: %s", url, resp.Status)
 	}
 	return time.Since(start), err
 }

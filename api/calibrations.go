@@ -15,6 +15,7 @@ import (
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+	bolterrors "go.etcd.io/bbolt/errors"
 
 	"github.com/headroom-sim/headroom/internal/study/calibrate"
 	"github.com/headroom-sim/headroom/sim/steptime"
@@ -80,7 +81,7 @@ func openCalibrationStore(path string) (*calibrationStore, error) {
 func (s *calibrationStore) openLocked() error {
 	db, err := bolt.Open(s.path, 0o644, &bolt.Options{Timeout: boltTimeout})
 	if err != nil {
-		if errors.Is(err, bolt.ErrTimeout) {
+		if errors.Is(err, bolterrors.ErrTimeout) {
 			return fmt.Errorf("calibration store %s: locked by another process (another headroom serve?): %w", s.path, err)
 		}
 		return fmt.Errorf("calibration store %s: %w", s.path, err)

@@ -14,7 +14,8 @@ func (s *Simulator) report() *Report {
 	}
 	r.DurationS = round(dur, 6)
 	sum := m.all.summarize()
-	r.Requests = m.all.counts()
+	left := s.unfinished()
+	r.Requests = m.all.counts(len(left))
 	r.TTFTMS, r.TPOTMS, r.ITLMS, r.E2EMS, r.QueueMS = sum.ttft, sum.tpot, sum.itl, sum.e2e, sum.queue
 	r.PrefillMS, r.DecodeMS = sum.prefill, sum.decode
 	st := sum.serverTTFT
@@ -51,8 +52,14 @@ func (s *Simulator) report() *Report {
 	for i, st := range cfg.Workload.Stages {
 		c := m.stages[i]
 		ss := c.summarize()
+		stageLeft := 0
+		for _, q := range left {
+			if int(q.stage) == i {
+				stageLeft++
+			}
+		}
 		sr := StageReport{Index: i, StartS: start, DurationS: st.DurationS, RateRPS: st.RateRPS, Concurrency: st.Concurrency,
-			Requests: c.counts(), TTFTMS: ss.ttft, TPOTMS: ss.tpot, ITLMS: ss.itl, E2EMS: ss.e2e, QueueMS: ss.queue,
+			Requests: c.counts(stageLeft), TTFTMS: ss.ttft, TPOTMS: ss.tpot, ITLMS: ss.itl, E2EMS: ss.e2e, QueueMS: ss.queue,
 			Fluency: c.fluency(cfg.Report.StallThresholdMS)}
 		sr.Throughput = m.windowThroughput(c, start, st.DurationS)
 		for j := range c.samples {

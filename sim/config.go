@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"errors"
 	"fmt"
 	"log/slog"
 
@@ -131,7 +132,12 @@ func orOne(v float64) float64 {
 	return v
 }
 
-func (c *Config) validate() error {
+// Validate checks everything a run relies on: catalog entries present,
+// the engine settings (engine.Config.Validate, fields named "engine.…"),
+// the block counts, the router, and every time against the simulator's
+// clock (see Workload.ValidateTimes). Errors are *hardware.FieldError
+// named as the scenario's fields where one is at fault. Run calls it.
+func (c *Config) Validate() error {
 	switch {
 	case c.Model == nil || c.GPU == nil:
 		return fmt.Errorf("sim: model and gpu are required")
@@ -147,10 +153,15 @@ func (c *Config) validate() error {
 		return &hardware.FieldError{Field: "engine.num_gpu_blocks_override", Reason: "the KV cache has no blocks"}
 	case c.Router != RouterRoundRobin && c.Router != RouterLeastOutstanding && c.Router != RouterLeastKV:
 		return &hardware.FieldError{Field: "router", Reason: fmt.Sprintf("%q is not round_robin, least_outstanding or least_kv", c.Router)}
-	case c.NetworkRTTMS < 0:
-		return &hardware.FieldError{Field: "network_rtt_ms", Reason: "must be >= 0"}
 	case c.Workload.Trace == nil && (c.Workload.Input == nil || c.Workload.Output == nil):
 		return fmt.Errorf("sim: workload needs input and output length samplers or a trace")
 	}
-	return nil
+	if err := c.Engine.Validate(c.Model); err != nil {
+		var fe *hardware.FieldError
+		if errors.As(err, &fe) {
+			return &hardware.FieldError{Field: "engine." + fe.Field, Reason: fe.Reason}
+		}
+		return err
+	}
+	return c.validateTimes()
 }

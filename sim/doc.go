@@ -10,11 +10,16 @@
 // from seeded streams, one per subsystem, and Run takes a context and a
 // limit on events. File and network I/O live in the callers.
 //
-// Reading order: config.go (what a run needs), events.go (the event queue),
-// simulate.go (the event loop, routing, step start and end), driver.go
-// (clients and arrivals), replica.go (one engine and its V1/V0 scheduler),
-// kvcache.go and blockindex.go (blocks and prefix cache), request.go,
-// metrics.go, report.go and assemble.go (what a run reports).
+// Reading order: config.go (what a run needs), timecheck.go (every time
+// checked against the int64 nanosecond clock), events.go (the event
+// queue), simulate.go (the event loop, routing, step start and end),
+// driver.go (clients and arrivals), replica.go (one engine and its V1/V0
+// scheduler), kvcache.go and blockindex.go (blocks and prefix cache),
+// request.go, accounting.go (every request issued ends once, or is
+// reported unfinished), metrics.go, report.go and assemble.go (what a run
+// reports). handsim_test.go is a harness for runs small enough to work out
+// by hand (a fixed step time); the *_test.go files beside it check each
+// mechanism step by step with it.
 //
 // Sub-packages, all below this one: engine (settings and vLLM defaults),
 // memory (start-up KV block count), steptime (step-time model), workload

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 
 	"github.com/headroom-sim/headroom/hardware"
@@ -45,6 +46,10 @@ type driver struct {
 	arrivalGen int32 // invalidates arrivals scheduled before a stage change
 	open       bool
 	curStage   int
+	stageEnds  []Time // when each stage ends
+	openUntil  Time   // open-loop arrivals after this are not scheduled (the stage is over by then)
+
+	think, turnThink Time // closed-loop and multi-turn think times
 
 	concurrency int
 	clients     []clientState
@@ -75,6 +80,18 @@ func newDriver(s *Simulator) (*driver, error) {
 		rngOut:    rand.New(rand.NewPCG(seed, streamOutput)),
 		rngPrefix: rand.New(rand.NewPCG(seed, streamPrefix)),
 		limit:     w.Requests,
+		openUntil: math.MaxInt64,
+	}
+	// Config.Validate checked these times against the clock.
+	d.think, _ = toClock(w.Arrival.ThinkTimeMS, nsPerMS)
+	if w.MultiTurn != nil {
+		d.turnThink, _ = toClock(w.MultiTurn.ThinkTimeMS, nsPerMS)
+	}
+	var end Time
+	for _, st := range w.Stages {
+		dur, _ := toClock(st.DurationS, float64(nsPerSecond))
+		end += dur
+		d.stageEnds = append(d.stageEnds, end)
 	}
 	if w.Requests > 0 {
 		d.limit += w.Warmup
@@ -111,8 +128,6 @@ func newDriver(s *Simulator) (*driver, error) {
 	return d, nil
 }
 
-func ms(x float64) Time { return Time(x * nsPerMS) }
-
 func (d *driver) start() {
 	s := d.s
 	switch {
@@ -120,9 +135,9 @@ func (d *driver) start() {
 		s.push(event{t: d.traceTime(0), kind: evArrival})
 	case len(d.w.Stages) > 0:
 		var t Time
-		for i, st := range d.w.Stages {
+		for i := range d.w.Stages {
 			s.push(event{t: t, kind: evStage, client: int32(i)})
-			t += Time(st.DurationS * float64(nsPerSecond))
+			t = d.stageEnds[i]
 		}
 		s.push(event{t: t, kind: evStage, client: int32(len(d.w.Stages))})
 	case d.w.Arrival.Type == "closed_loop":
@@ -134,7 +149,8 @@ func (d *driver) start() {
 }
 
 func (d *driver) traceTime(i int) Time {
-	return Time(d.w.Trace[i].ArrivalS * float64(nsPerSecond))
+	t, _ := toClock(d.w.Trace[i].ArrivalS, float64(nsPerSecond)) // validated
+	return t
 }
 
 // room reports whether n more requests may be created.
@@ -213,6 +229,7 @@ func (d *driver) newRequest(c int32, sess *session) *request {
 	}
 	r.outSeg = d.segID(segOutput, serial)
 	d.reserveHashes(r)
+	d.s.issued(r)
 	return r
 }
 
@@ -248,6 +265,7 @@ func (d *driver) traceRequest(i int) *request {
 		r.segs = append(r.segs, segment{id: d.segID(segUser, serial), len: left})
 	}
 	d.reserveHashes(r)
+	d.s.issued(r)
 	return r
 }
 
@@ -282,8 +300,23 @@ func (d *driver) arrival(t Time, gen int32) {
 	if gen != d.arrivalGen || !d.open || !d.startSession(t, -1) {
 		return
 	}
-	gap := Time(d.inter.Next(d.rngArr) * float64(nsPerSecond))
 	if d.room(1) {
+		d.scheduleArrival(t)
+	}
+}
+
+// scheduleArrival draws the gap to the next open-loop arrival after t and
+// schedules it, unless it falls after the current stage. A gap past the
+// horizon is scheduled at beyond: the run then ends with ErrTooLong naming
+// the rate.
+func (d *driver) scheduleArrival(t Time) {
+	x := d.inter.Next(d.rngArr)
+	gap, ok := toClock(x, float64(nsPerSecond))
+	if !ok {
+		d.s.fail(fmt.Errorf("sim: the arrival process drew a gap of %g s", x))
+		return
+	}
+	if t+gap <= d.openUntil {
 		d.s.push(event{t: t + gap, kind: evArrival, client: d.arrivalGen})
 	}
 }
@@ -305,13 +338,13 @@ func (d *driver) stage(t Time, k int) {
 			typ = "poisson"
 		}
 		it, err := workload.NewInterarrival(typ, st.RateRPS, d.w.Arrival.CV)
-		if err != nil { // validated by the scenario; fall back to Poisson
-			it, _ = workload.NewInterarrival("poisson", st.RateRPS, 0)
+		if err != nil { // Config.Validate refused it already
+			d.s.fail(fmt.Errorf("sim: stage %d: %w", k, err))
+			return
 		}
-		d.inter, d.open = it, true
+		d.inter, d.open, d.openUntil = it, true, d.stageEnds[k]
 		d.setConcurrency(t, 0)
-		gap := Time(d.inter.Next(d.rngArr) * float64(nsPerSecond))
-		d.s.push(event{t: t + gap, kind: evArrival, client: d.arrivalGen})
+		d.scheduleArrival(t)
 		return
 	}
 	d.open = false
@@ -385,14 +418,13 @@ func (d *driver) done(r *request, back Time, ok bool) {
 	if sess := r.sess; sess != nil {
 		if ok && sess.turnsLeft > 0 {
 			sess.context = append(sess.context, r.segs[len(r.segs)-1], segment{id: r.outSeg, len: r.output})
-			think := ms(d.w.MultiTurn.ThinkTimeMS)
-			d.s.push(event{t: back + think, kind: evWake, client: r.client, sess: sess})
+			d.s.push(event{t: back + d.turnThink, kind: evWake, client: r.client, sess: sess})
 			return
 		}
 		d.pendingTurns -= sess.turnsLeft
 		sess.turnsLeft = 0
 	}
 	if r.client >= 0 {
-		d.s.push(event{t: back + ms(d.w.Arrival.ThinkTimeMS), kind: evWake, client: r.client})
+		d.s.push(event{t: back + d.think, kind: evWake, client: r.client})
 	}
 }

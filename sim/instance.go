@@ -22,11 +22,15 @@ type instance struct {
 	kickSent  bool
 	stepStart Time
 	dummy     models.Batch
+	// pending counts requests routed here that are still in the API
+	// server, on their way to a rank.
+	pending int
 }
 
-// outstanding is the router's load measure for the instance.
+// outstanding is the router's load measure for the instance: every
+// request it was sent that has not finished.
 func (in *instance) outstanding() int {
-	n := 0
+	n := in.pending
 	for _, rp := range in.ranks {
 		n += rp.outstanding()
 	}
@@ -97,12 +101,21 @@ func (s *Simulator) tryStartGroup(in *instance, t Time) {
 			s.onStep(rp, t)
 		}
 		b.GroupTokens = group
-		dt = math.Max(dt, rp.model.StepTime(b)+rp.swapSec)
+		compute := rp.model.StepTime(b)
+		if s.stepTime != nil && len(rp.sched) > 0 {
+			compute = s.stepTime(rp)
+		}
+		dt = math.Max(dt, compute+rp.swapSec)
 		b.GroupTokens = 0
+	}
+	d, err := stepClock(dt)
+	if err != nil {
+		s.fail(err)
+		return
 	}
 	in.busy = true
 	in.stepStart = t
-	end := t + max(Time(math.Ceil(dt*1e9)), 1)
+	end := t + d
 	for _, rp := range in.ranks {
 		if len(rp.sched) > 0 {
 			rp.busy = true

@@ -118,6 +118,9 @@ func TestInvariantsOnRandomWorkloads(t *testing.T) {
 				t.Fatal(err)
 			}
 			ended := map[int64]int{}
+			endedOK := map[int64]bool{}
+			var issued []int64
+			s.onIssue = func(r *request) { issued = append(issued, r.serial) }
 			s.onStep = func(rp *replica, now Time) {
 				kv := rp.kv
 				if ref := kv.referenced(); ref+kv.numFree != kv.total {
@@ -141,6 +144,7 @@ func TestInvariantsOnRandomWorkloads(t *testing.T) {
 			}
 			s.onEnd = func(r *request, now Time, ok bool) {
 				ended[r.serial]++
+				endedOK[r.serial] = ok
 				if !ok {
 					return
 				}
@@ -155,6 +159,7 @@ func TestInvariantsOnRandomWorkloads(t *testing.T) {
 				t.Fatal(err)
 			}
 			rep := s.report()
+			checkConservation(t, s, issued, endedOK, rep)
 			if got := len(ended); got != s.d.created {
 				t.Fatalf("%d requests ended, %d were created", got, s.d.created)
 			}

@@ -21,6 +21,7 @@ type collector struct {
 	stalls   int64
 	inTokens int64
 	outTok   int64
+	issued   int // requests the clients created
 	// token counts produced inside the group's time window (stages)
 	rejected map[string]int
 }
@@ -49,7 +50,8 @@ type metrics struct {
 }
 
 func newMetrics(stages int, stallMS float64, rtt Time) *metrics {
-	m := &metrics{all: newCollector(), stallNS: Time(stallMS * nsPerMS), rtt: rtt}
+	stall, _ := toClock(stallMS, nsPerMS) // validated
+	m := &metrics{all: newCollector(), stallNS: stall, rtt: rtt}
 	for range stages {
 		m.stages = append(m.stages, newCollector())
 	}
@@ -175,6 +177,14 @@ func (m *metrics) finish(r *request, t Time) {
 		c.samples = append(c.samples, s)
 		c.inTokens += int64(r.input)
 		c.outTok += int64(r.output)
+	}
+}
+
+// issue records a request the clients created.
+func (m *metrics) issue(r *request) {
+	m.all.issued++
+	if c := m.stage(r); c != nil {
+		c.issued++
 	}
 }
 

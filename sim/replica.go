@@ -188,23 +188,21 @@ func (rp *replica) scheduleV1(now Time, lag bool) bool {
 			break
 		}
 		rp.waiting.removeAt(i)
-		rp.admit(r, now, computed, len(hits))
+		rp.admit(r, now, computed)
 		rp.add(r, n)
 		budget -= n
 	}
 	return !held
 }
 
-// admit moves r into the running set.
-func (rp *replica) admit(r *request, now Time, computed, hitBlocks int) {
+// admit moves r into the running set. (The prefix-cache hit statistics
+// were counted by the lookup, once per scheduling attempt, as vLLM does.)
+func (rp *replica) admit(r *request, now Time, computed int) {
 	if r.swapped {
 		// Swap the KV back in over PCIe.
 		rp.swapUsed -= r.swapBlocks
 		rp.swapSec += float64(r.swapBlocks) * rp.blockBytes / rp.pcieBytesPerSec
 		r.swapped, r.swapBlocks = false, 0
-	} else if rp.kv.caching {
-		rp.kv.queryTokens += int64(r.numTokens())
-		rp.kv.hitTokens += int64(hitBlocks * rp.kv.bs)
 	}
 	if r.scheduled < 0 {
 		r.scheduled = now
@@ -242,7 +240,7 @@ func (rp *replica) scheduleV0(now Time) {
 			break
 		}
 		rp.waiting.popFront()
-		rp.admit(r, now, computed, len(hits))
+		rp.admit(r, now, computed)
 		rp.add(r, n)
 		budget -= n
 	}

@@ -52,11 +52,16 @@ type Report struct {
 	Simulation RunStats `json:"simulation"`
 }
 
-// RequestCounts accounts for every request of the run.
+// RequestCounts accounts for every request of the run: Total is what the
+// clients issued, and Total = Completed + Rejected + Unfinished.
 type RequestCounts struct {
 	Total     int `json:"total"`
 	Completed int `json:"completed"`
 	Rejected  int `json:"rejected"`
+	// Unfinished counts requests still queued, running or held at the
+	// client when nothing more could happen (an engine that can never
+	// schedule them).
+	Unfinished int `json:"unfinished"`
 	// RejectedReasons counts rejections by reason.
 	RejectedReasons map[string]int `json:"rejected_reasons,omitempty"`
 }
@@ -199,8 +204,10 @@ func (c *collector) fluency(thresholdMS float64) Fluency {
 	return f
 }
 
-func (c *collector) counts() RequestCounts {
-	rc := RequestCounts{Completed: len(c.samples)}
+// counts are the collector's requests; unfinished are those still in the
+// system at the end.
+func (c *collector) counts(unfinished int) RequestCounts {
+	rc := RequestCounts{Total: c.issued, Completed: len(c.samples), Unfinished: unfinished}
 	keys := make([]string, 0, len(c.rejected))
 	for k := range c.rejected {
 		keys = append(keys, k)
@@ -212,7 +219,6 @@ func (c *collector) counts() RequestCounts {
 	if rc.Rejected > 0 {
 		rc.RejectedReasons = c.rejected
 	}
-	rc.Total = rc.Completed + rc.Rejected
 	return rc
 }
 

@@ -88,8 +88,10 @@ func TestReportGolden(t *testing.T) {
 func checkReportInvariants(t *testing.T, rep *sim.Report) {
 	t.Helper()
 	r := rep.Requests
-	if r.Total != r.Completed+r.Rejected {
-		t.Errorf("requests %+v: total is not completed + rejected", r)
+	// Total is counted as the clients issue requests, the others as they
+	// end (or, for unfinished, found in the queues at the end).
+	if r.Total != r.Completed+r.Rejected+r.Unfinished || r.Unfinished != 0 {
+		t.Errorf("requests %+v: issued is not completed + rejected + unfinished, or some are unfinished", r)
 	}
 	n := 0
 	for _, k := range r.RejectedReasons {
@@ -174,7 +176,7 @@ var latencyStats = []string{"mean", "p50", "p90", "p95", "p99", "p999", "max", "
 var reportKeys = []string{
 	"ttft_ms", "server_ttft_ms", "tpot_ms", "itl_ms", "e2e_ms", "queue_ms", "prefill_ms", "decode_ms",
 	"throughput.requests_per_s", "throughput.input_tokens_per_s", "throughput.output_tokens_per_s", "throughput.total_tokens_per_s",
-	"requests.total", "requests.completed", "requests.rejected", "requests.rejected_reasons",
+	"requests.total", "requests.completed", "requests.rejected", "requests.unfinished", "requests.rejected_reasons",
 	"preemptions", "prefix_cache_hit_ratio",
 	"kv_cache.num_gpu_blocks", "kv_cache.peak_usage_ratio", "kv_cache.mean_usage_ratio",
 	"fluency.itl_cv", "fluency.stalls", "fluency.longest_stall_ms", "fluency.stall_threshold_ms",

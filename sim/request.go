@@ -71,6 +71,5 @@ type session struct {
 	turnsLeft int
 	client    int32
 	context   []segment // the conversation so far: earlier prompts and answers
-	ctxTokens int
 	prefix    []segment // shared prefix, if any
 }

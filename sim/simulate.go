@@ -8,6 +8,7 @@ import (
 	"math"
 
 	"github.com/headroom-sim/headroom/hardware"
+	"github.com/headroom-sim/headroom/sim/engine"
 	"github.com/headroom-sim/headroom/sim/steptime"
 )
 
@@ -35,7 +36,12 @@ type Simulator struct {
 	d        *driver
 	rtt      Time
 	units    func(int) int
+	// servableBlocks is the most blocks one request may need: the whole
+	// cache, less V0's 1% watermark (vLLM V0 ignores a prompt that would
+	// leave fewer free blocks than the watermark: AllocStatus.NEVER).
+	servableBlocks int
 
+	err       error // the first error of the run (see fail)
 	events    int64
 	completed int
 	rejected  int
@@ -43,8 +49,12 @@ type Simulator struct {
 	// Progress, if set, is called with the fraction of requests finished.
 	progress func(float64)
 	// test hooks: after a step is scheduled, and when a request ends
-	onStep func(rp *replica, t Time)
-	onEnd  func(r *request, t Time, ok bool)
+	onStep  func(rp *replica, t Time)
+	onEnd   func(r *request, t Time, ok bool)
+	onIssue func(r *request)
+	// stepTime, if set, replaces the step-time model (tests: a fixed step
+	// time makes every timestamp computable by hand).
+	stepTime func(rp *replica) float64
 }
 
 // Option adjusts a run.
@@ -79,17 +89,30 @@ func Run(ctx context.Context, cfg Config, opts ...Option) (*Report, error) {
 	for _, o := range opts {
 		o(s)
 	}
+	return s.run(ctx)
+}
+
+// run runs the event loop to the end and assembles the report.
+func (s *Simulator) run(ctx context.Context) (*Report, error) {
 	if err := s.loop(ctx); err != nil {
 		return nil, err
 	}
-	return s.report(), nil
+	rep := s.report()
+	if err := checkAccounting(rep.Requests); err != nil {
+		return nil, err
+	}
+	if n := rep.Requests.Unfinished; n > 0 {
+		s.log.Warn("requests left unfinished: the engine could never schedule them", "unfinished", n, "total", rep.Requests.Total)
+	}
+	return rep, nil
 }
 
 func newSimulator(cfg *Config) (*Simulator, error) {
-	if err := cfg.validate(); err != nil {
+	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	s := &Simulator{cfg: cfg, log: cfg.Logger, rtt: Time(cfg.NetworkRTTMS * nsPerMS)}
+	rtt, _ := toClock(cfg.NetworkRTTMS, nsPerMS) // validated
+	s := &Simulator{cfg: cfg, log: cfg.Logger, rtt: rtt}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
@@ -135,6 +158,10 @@ func newSimulator(cfg *Config) (*Simulator, error) {
 		}
 		s.insts = append(s.insts, in)
 	}
+	s.servableBlocks = cfg.NumGPUBlocks
+	if cfg.Engine.Scheduler == engine.SchedulerV0 && !cfg.Engine.EnableChunkedPrefill {
+		s.servableBlocks -= cfg.NumGPUBlocks / 100 // scheduleV0's watermark
+	}
 	s.m = newMetrics(len(cfg.Workload.Stages), cfg.Report.StallThresholdMS, s.rtt)
 	s.m.perSecond = cfg.Report.Timeseries || len(cfg.Workload.Stages) > 0
 	d, err := newDriver(s)
@@ -160,8 +187,11 @@ func (s *Simulator) loop(ctx context.Context) error {
 	nextProgress := 0.01
 	for s.q.len() > 0 {
 		e := s.q.pop()
-		if e.t > MaxSimulatedSeconds*nsPerSecond {
-			return fmt.Errorf("%w: an event at %.0f s is past %d s (check the trace's timestamps and the rates)", ErrTooLong, float64(e.t)/1e9, MaxSimulatedSeconds)
+		if e.t > horizon {
+			if s.idleAfterHorizon(&e) {
+				continue
+			}
+			return s.pastHorizon(&e)
 		}
 		s.now = e.t
 		s.events++
@@ -203,6 +233,9 @@ func (s *Simulator) loop(ctx context.Context) error {
 		case evTick:
 			s.tick(e.t)
 		}
+		if s.err != nil {
+			return s.err
+		}
 		if s.progress != nil && s.d.expected > 0 {
 			if f := float64(s.completed+s.rejected) / float64(s.d.expected); f >= nextProgress {
 				s.progress(math.Min(f, 1))
@@ -233,6 +266,7 @@ func (s *Simulator) kick(rp *replica, t Time) {
 func (s *Simulator) deliver(r *request, t Time) {
 	in := s.route()
 	r.replica = in.id // the instance, until a rank takes it
+	in.pending++
 	at := in.front.admit(t, r.input)
 	s.push(event{t: at, kind: evEngine, req: r})
 }
@@ -242,12 +276,13 @@ func (s *Simulator) deliver(r *request, t Time) {
 // picks a rank, and the rank takes it at its next step boundary.
 func (s *Simulator) engineArrival(r *request, t Time) {
 	r.arrival = t
+	s.insts[r.replica].pending--
 	e := &s.cfg.Engine
 	reason := ""
 	switch {
 	case r.input+r.output > e.MaxModelLen:
 		reason = "exceeds_max_model_len"
-	case s.units(r.input+r.output) > s.cfg.NumGPUBlocks:
+	case s.units(r.input+r.output) > s.servableBlocks:
 		reason = "exceeds_kv_cache"
 	}
 	if reason != "" {
@@ -307,8 +342,18 @@ func (s *Simulator) tryStart(rp *replica, t Time) {
 	if s.onStep != nil {
 		s.onStep(rp, t)
 	}
-	dt := rp.model.StepTime(&rp.batch) + rp.swapSec
-	end := t + max(Time(math.Ceil(dt*1e9)), 1)
+	compute := 0.0
+	if s.stepTime != nil {
+		compute = s.stepTime(rp)
+	} else {
+		compute = rp.model.StepTime(&rp.batch)
+	}
+	dt, err := stepClock(compute + rp.swapSec)
+	if err != nil {
+		s.fail(err)
+		return
+	}
+	end := t + dt
 	rp.busy = true
 	rp.steps++
 	rp.stepStart = t

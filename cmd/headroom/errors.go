@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-
-	"github.com/headroom-sim/headroom/hardware"
 )
 
 // usageError is bad input: exit code 2 and one line naming the flag, file
@@ -47,14 +45,4 @@ func report(w io.Writer, prefix string, err error) int {
 // flagName turns a snake_case field name into its --kebab-case flag.
 func flagName(field string) string {
 	return "--" + strings.ReplaceAll(field, "_", "-")
-}
-
-// fieldAsFlag turns a *hardware.FieldError into a usage error naming the
-// flag that sets the field; other errors pass through.
-func fieldAsFlag(err error) error {
-	var fe *hardware.FieldError
-	if errors.As(err, &fe) {
-		return usagef("%s: %s", flagName(fe.Field), fe.Reason)
-	}
-	return err
 }

@@ -263,6 +263,9 @@ func writeReportTable(w io.Writer, sc *scenario.Scenario, res *scenario.Resolved
 	fmt.Fprintf(tw, "Engine\tmax_num_seqs %d, max_num_batched_tokens %d, KV blocks/GPU %d × %d tokens, chunked prefill %v, prefix caching %v\n",
 		cfg.Engine.MaxNumSeqs, cfg.Engine.MaxNumBatchedTokens, r.KVCache.NumGPUBlocks, cfg.Engine.BlockSize, cfg.Engine.EnableChunkedPrefill, cfg.Engine.EnablePrefixCaching)
 	fmt.Fprintf(tw, "Requests\t%d completed, %d rejected in %.1f s simulated (%d steps)\n", r.Requests.Completed, r.Requests.Rejected, r.DurationS, r.Simulation.Steps)
+	if n := r.Requests.Unfinished; n > 0 {
+		fmt.Fprintf(tw, "Unfinished\t%d of %d requests never finished: the engine could not schedule them\n", n, r.Requests.Total)
+	}
 	fmt.Fprintln(tw)
 	fmt.Fprintln(tw, "Latency (ms)\tmean\tp50\tp90\tp95\tp99\tp99.9\tmax")
 	row := func(name string, s stats.Summary) {

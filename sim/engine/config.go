@@ -49,6 +49,10 @@ type Config struct {
 	NumGPUBlocksOverride int `yaml:"num_gpu_blocks_override" json:"num_gpu_blocks_override"`
 }
 
+// MaxSwapSpaceGiB bounds swap_space_gib (1 PiB of CPU memory per GPU):
+// the swap block count must stay an exact integer.
+const MaxSwapSpaceGiB = 1 << 20
+
 // Defaults are vLLM's settings when no flag is given, before the
 // GPU-dependent ones are resolved.
 func Defaults() Config {
@@ -138,8 +142,8 @@ func (c Config) Validate(m *models.Model) error {
 		return &FieldError{Field: "scheduler", Reason: fmt.Sprintf("%q is not v1 or v0", c.Scheduler)}
 	case c.PreemptionMode != PreemptRecompute && c.PreemptionMode != PreemptSwap:
 		return &FieldError{Field: "preemption_mode", Reason: fmt.Sprintf("%q is not recompute or swap", c.PreemptionMode)}
-	case c.SwapSpaceGiB < 0:
-		return &FieldError{Field: "swap_space_gib", Reason: "must be >= 0"}
+	case !(c.SwapSpaceGiB >= 0 && c.SwapSpaceGiB <= MaxSwapSpaceGiB):
+		return &FieldError{Field: "swap_space_gib", Reason: fmt.Sprintf("%g is not in [0, %d]", c.SwapSpaceGiB, MaxSwapSpaceGiB)}
 	case c.NumGPUBlocksOverride < 0:
 		return &FieldError{Field: "num_gpu_blocks_override", Reason: "must be >= 0"}
 	case !c.EnableChunkedPrefill && c.MaxNumBatchedTokens < c.MaxModelLen:

@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"errors"
+	"math"
 	"strings"
 	"testing"
 
@@ -232,7 +233,9 @@ func TestResolveRejects(t *testing.T) {
 		{"long prefill threshold negative", func(c *engine.Config) { c.LongPrefillTokenThreshold = -1 }, "long_prefill_token_threshold", ">= 0"},
 		{"unknown scheduler", func(c *engine.Config) { c.Scheduler = "v2" }, "scheduler", `"v2"`},
 		{"unknown preemption mode", func(c *engine.Config) { c.PreemptionMode = "drop" }, "preemption_mode", `"drop"`},
-		{"negative swap space", func(c *engine.Config) { c.SwapSpaceGiB = -1 }, "swap_space_gib", ">= 0"},
+		{"negative swap space", func(c *engine.Config) { c.SwapSpaceGiB = -1 }, "swap_space_gib", "not in [0, 1048576]"},
+		{"NaN swap space", func(c *engine.Config) { c.SwapSpaceGiB = math.NaN() }, "swap_space_gib", "not in [0, 1048576]"},
+		{"swap space past the block count", func(c *engine.Config) { c.SwapSpaceGiB = 1e300 }, "swap_space_gib", "not in [0, 1048576]"},
 		{"negative block override", func(c *engine.Config) { c.NumGPUBlocksOverride = -1 }, "num_gpu_blocks_override", ">= 0"},
 		{"no chunking and a short token budget", func(c *engine.Config) {
 			c.EnableChunkedPrefill, c.MaxNumBatchedTokens, c.MaxModelLen = false, 2048, 4096

@@ -72,8 +72,8 @@ func (s ArrivalSpec) validate(field string, needRate bool) error {
 		}
 		if s.Type == ArrivalGamma {
 			used["cv"] = true
-			if !(s.CV > 0) || math.IsInf(s.CV, 1) {
-				return fe("cv", fmt.Sprintf("must be a finite number > 0 (1 = poisson), got %g", s.CV))
+			if reason := gammaCVReason(s.CV); reason != "" {
+				return fe("cv", reason)
 			}
 		}
 	case ArrivalClosedLoop:
@@ -112,10 +112,11 @@ type Interarrival interface {
 // 1/rateRPS (drawing nothing), gamma gaps with shape k = 1/cv² and scale
 // cv²/rateRPS (so mean 1/rateRPS and coefficient of variation cv; cv = 1 is
 // poisson). cv is ignored except for gamma. closed_loop has no gaps and is
-// an error.
+// an error. Errors are *FieldError naming the argument: rate_rps, cv or
+// type.
 func NewInterarrival(typ string, rateRPS, cv float64) (Interarrival, error) {
 	if !(rateRPS > 0) || math.IsInf(rateRPS, 1) {
-		return nil, fmt.Errorf("arrival rate must be a finite number > 0, got %g", rateRPS)
+		return nil, &FieldError{Field: "rate_rps", Reason: fmt.Sprintf("must be a finite number > 0, got %g", rateRPS)}
 	}
 	switch typ {
 	case ArrivalPoisson:
@@ -123,16 +124,37 @@ func NewInterarrival(typ string, rateRPS, cv float64) (Interarrival, error) {
 	case ArrivalConstant:
 		return constantGaps{gap: 1 / rateRPS}, nil
 	case ArrivalGamma:
-		if !(cv > 0) || math.IsInf(cv, 1) {
-			return nil, fmt.Errorf("gamma arrival cv must be a finite number > 0, got %g", cv)
+		if reason := gammaCVReason(cv); reason != "" {
+			return nil, &FieldError{Field: "cv", Reason: reason}
 		}
-		k := 1 / (cv * cv)
-		return gammaGaps{shape: k, scale: cv * cv / rateRPS}, nil
+		scale := cv * cv / rateRPS
+		if !(scale > 0) || math.IsInf(scale, 1) {
+			return nil, &FieldError{Field: "cv", Reason: fmt.Sprintf("%g at %g req/s gives gamma gaps of scale %g s, not a finite number > 0", cv, rateRPS, scale)}
+		}
+		return gammaGaps{shape: 1 / (cv * cv), scale: scale}, nil
 	case ArrivalClosedLoop:
-		return nil, fmt.Errorf("arrival type %s has no inter-arrival gaps: the simulator drives it", typ)
+		return nil, &FieldError{Field: "type", Reason: fmt.Sprintf("%s has no inter-arrival gaps: the simulator drives it", typ)}
 	default:
-		return nil, fmt.Errorf("unknown open-loop arrival type %q (want poisson, constant or gamma)", typ)
+		return nil, &FieldError{Field: "type", Reason: fmt.Sprintf("unknown open-loop arrival type %q (want poisson, constant or gamma)", typ)}
 	}
+}
+
+// Gamma cv bounds. Below MinGammaCV the gaps are constant for any purpose
+// (use constant); past MaxGammaCV the shape 1/cv² is under 1e-12, so all
+// but one gap in about 10^12 is 0 and no run of a bounded size shows the
+// rate. Far outside, 1/cv² or cv² stops being a finite float64 > 0 and
+// the draws become NaN.
+const (
+	MinGammaCV = 1e-6
+	MaxGammaCV = 1e6
+)
+
+// gammaCVReason says why cv cannot shape gamma gaps ("" when it can).
+func gammaCVReason(cv float64) string {
+	if !(cv >= MinGammaCV && cv <= MaxGammaCV) {
+		return fmt.Sprintf("must be in [%g, %g] (1 = poisson), got %g", MinGammaCV, MaxGammaCV, cv)
+	}
+	return ""
 }
 
 type poissonGaps struct{ rate float64 }

@@ -103,6 +103,8 @@ func TestNewInterarrivalErrors(t *testing.T) {
 		{"rate inf", ArrivalPoisson, math.Inf(1), 0},
 		{"gamma cv 0", ArrivalGamma, 1, 0},
 		{"gamma cv inf", ArrivalGamma, 1, math.Inf(1)},
+		{"gamma cv 1e-300", ArrivalGamma, 1, 1e-300},
+		{"gamma scale past float64", ArrivalGamma, 1e-300, 1e6},
 		{"closed loop", ArrivalClosedLoop, 1, 0},
 		{"unknown", "bursty", 1, 0},
 	}
@@ -134,6 +136,9 @@ func TestArrivalSpecValidate(t *testing.T) {
 		{"poisson with concurrency", ArrivalSpec{Type: "poisson", RateRPS: 1, Concurrency: 2}, "a.concurrency"},
 		{"gamma cv 0", ArrivalSpec{Type: "gamma", RateRPS: 1}, "a.cv"},
 		{"gamma cv NaN", ArrivalSpec{Type: "gamma", RateRPS: 1, CV: math.NaN()}, "a.cv"},
+		{"gamma cv 1e-300 (shape 1/cv² overflows)", ArrivalSpec{Type: "gamma", RateRPS: 1, CV: 1e-300}, "a.cv"},
+		{"gamma cv 1e7", ArrivalSpec{Type: "gamma", RateRPS: 1, CV: 1e7}, "a.cv"},
+		{"gamma cv 1e6", ArrivalSpec{Type: "gamma", RateRPS: 1, CV: 1e6}, ""},
 		{"closed loop concurrency 0", ArrivalSpec{Type: "closed_loop"}, "a.concurrency"},
 		{"closed loop think < 0", ArrivalSpec{Type: "closed_loop", Concurrency: 1, ThinkTimeMS: -1}, "a.think_time_ms"},
 		{"closed loop with rate", ArrivalSpec{Type: "closed_loop", Concurrency: 1, RateRPS: 3}, "a.rate_rps"},

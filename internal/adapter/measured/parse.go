@@ -261,14 +261,6 @@ func (n *num) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// or is the number, or def when unset.
-func (n num) or(def float64) float64 {
-	if !n.Set {
-		return def
-	}
-	return n.V
-}
-
 // finite is the number when set and finite, else NaN.
 func (n num) finite() float64 {
 	if !n.Set || math.IsInf(n.V, 0) || math.IsNaN(n.V) {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"math"
 	"reflect"
 	"strings"
 	"testing"
@@ -76,25 +77,43 @@ func TestFitRefusesTinyRuns(t *testing.T) {
 	}
 }
 
+// TestEvaluateOnAStage: a run measured 25% slower than the default
+// profile predicts in its second half (and 2× slower in its first) must
+// come out 20% off on every figure of stage 1: |p − 1.25 p| / 1.25 p.
 func TestEvaluateOnAStage(t *testing.T) {
 	cat, _ := catalogs.Builtin()
 	g, _ := cat.GPU("h100-sxm")
 	run := syntheticRun(t, steptime.DefaultProfile(g), 100)
 	run.SplitByTime(2)
+	for i := range run.Requests {
+		q := &run.Requests[i]
+		f := map[int]float64{0: 2, 1: 1.25}[q.Stage]
+		q.TTFTS, q.E2ES = q.TTFTS*f, q.E2ES*f
+	}
 	e, err := Evaluate(context.Background(), run, cat, nil, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The run was produced by the default profile: the replay reproduces it.
+	if len(e.Figures) != 3*len(Quantiles) {
+		t.Fatalf("%d figures, want TTFT, TPOT and E2E at %v", len(e.Figures), Quantiles)
+	}
+	// The replay reproduces the synthetic run to within 1% (the default
+	// profile produced it), so each APE is 20% ± 0.8 points.
 	for _, f := range e.Figures {
-		if f.APE > 1 {
-			t.Errorf("%s %s: %.2f%% off on a run the defaults produced", f.Metric, f.Quantile, f.APE)
+		if f.APE < 19.2 || f.APE > 20.8 || f.Measured <= f.Predicted {
+			t.Errorf("%s %s: measured %v, predicted %v, APE %.2f%%; want 20%% ± 0.8", f.Metric, f.Quantile, f.Measured, f.Predicted, f.APE)
 		}
+	}
+	// Loss: the mean squared log-ratio, ln(1/1.25)² = 0.0498 per figure.
+	if want := math.Pow(math.Log(0.8), 2); math.Abs(e.Loss-want) > 0.003 {
+		t.Errorf("loss %.4f, want %.4f", e.Loss, want)
+	}
+	if e.MedianAPE["ttft_ms"] < 19.2 || e.MedianAPE["ttft_ms"] > 20.8 {
+		t.Errorf("median TTFT APE %.2f%%", e.MedianAPE["ttft_ms"])
 	}
 	if !strings.Contains(e.Run, "stage 1") {
 		t.Errorf("run name %q", e.Run)
 	}
-	_ = replay.Quantiles
 }
 
 func TestFileRoundTripAndErrors(t *testing.T) {

@@ -19,6 +19,7 @@ import (
 	"github.com/headroom-sim/headroom/catalogs"
 	"github.com/headroom-sim/headroom/internal/adapter/measured"
 	"github.com/headroom-sim/headroom/internal/study/replay"
+	"github.com/headroom-sim/headroom/internal/study/scenario"
 	"github.com/headroom-sim/headroom/sim"
 	"github.com/headroom-sim/headroom/sim/workload"
 )
@@ -236,8 +237,9 @@ func replayed(t *testing.T, run *measured.Run) replay.Comparison {
 	return replay.Compare(run, res, rep)
 }
 
-// TestCompareMetrics: every latency quantile and both throughputs, with
-// the error computed from the two sides.
+// TestCompareMetrics: every latency quantile and both throughputs of a
+// real run, and the simulator within 20% of the measurement on each (the
+// replay of this RTX 4090 run is 9-15% off today).
 func TestCompareMetrics(t *testing.T) {
 	run := loadRun(t, "llmservingsim/RTX4090_Llama-3.1-8B", loadLLMServingSim)
 	c := replayed(t, run)
@@ -251,11 +253,8 @@ func TestCompareMetrics(t *testing.T) {
 	var names []string
 	for _, m := range c.Metrics {
 		names = append(names, m.Name)
-		if !(m.Measured > 0 && m.Predicted > 0) {
-			t.Errorf("%s: measured %v, predicted %v", m.Name, m.Measured, m.Predicted)
-		}
-		if e := (m.Predicted - m.Measured) / m.Measured * 100; math.Abs(e-m.ErrorPct) > 1e-9 {
-			t.Errorf("%s: error %v%%, want %v%%", m.Name, m.ErrorPct, e)
+		if !(m.Measured > 0 && m.Predicted > 0) || math.Abs(m.ErrorPct) > 20 {
+			t.Errorf("%s: measured %v, predicted %v (%+.1f%%): not within 20%%", m.Name, m.Measured, m.Predicted, m.ErrorPct)
 		}
 		if got, ok := c.Get(m.Name); !ok || got != m {
 			t.Errorf("Get(%s) = %+v, %v", m.Name, got, ok)
@@ -267,8 +266,51 @@ func TestCompareMetrics(t *testing.T) {
 	if _, ok := c.Get("itl_ms.p50"); ok {
 		t.Error("Get found a metric that is not compared")
 	}
+	// The measured mean TTFT, straight from the requests.
+	sum, n := 0.0, 0
+	for _, q := range run.Requests {
+		if q.OK() {
+			sum, n = sum+q.TTFTS*1e3, n+1
+		}
+	}
+	if m, _ := c.Get("ttft_ms.mean"); math.Abs(m.Measured-sum/float64(n)) > 1e-9*m.Measured {
+		t.Errorf("measured mean TTFT %v, the requests' mean %v", m.Measured, sum/float64(n))
+	}
 	if c.Requests != 300 || c.LoggedBlocks != 2588 || c.PredictedBlocks < 1 || c.Model != "llama-3.1-8b" || c.GPU != "rtx-4090" || c.EngineVersion != "0.19.0" {
 		t.Errorf("comparison header %+v", c)
+	}
+}
+
+// TestCompareArithmetic: figures worked out by hand. Four requests sent at
+// 0-3 s with TTFTs of 100-400 ms and E2Es of 1.1-1.4 s, 11 output tokens
+// each (TPOT 100 ms), so the run lasts 4.4 s: 0.909 req/s, 10 tokens/s.
+func TestCompareArithmetic(t *testing.T) {
+	run := &measured.Run{Name: "hand", LoggedBlocks: 7}
+	for i := range 4 {
+		f := float64(i)
+		run.Requests = append(run.Requests, measured.Request{SendS: f, InputTokens: 5, OutputTokens: 11, TTFTS: 0.1 * (f + 1), E2ES: 1.1 + 0.1*f})
+	}
+	rep := &sim.Report{Model: "m", GPU: "g"}
+	rep.TTFTMS.Mean, rep.E2EMS.Mean, rep.TPOTMS.Mean = 300, 1000, 100
+	rep.Throughput.RequestsPerS, rep.Throughput.OutputTokensPerS = 1, 12
+	c := replay.Compare(run, &scenario.Resolved{}, rep)
+	for _, w := range []struct {
+		name           string
+		measured, errP float64
+	}{
+		{"ttft_ms.mean", 250, 20},
+		{"e2e_ms.mean", 1250, -20},
+		{"tpot_ms.mean", 100, 0},
+		{"throughput.requests_per_s", 4 / 4.4, 10},
+		{"throughput.output_tokens_per_s", 10, 20},
+	} {
+		m, ok := c.Get(w.name)
+		if !ok || math.Abs(m.Measured-w.measured) > 1e-9 || math.Abs(m.ErrorPct-w.errP) > 1e-9 {
+			t.Errorf("%s: %+v, want measured %v and error %+v%%", w.name, m, w.measured, w.errP)
+		}
+	}
+	if c.Requests != 4 || c.LoggedBlocks != 7 {
+		t.Errorf("header %+v", c)
 	}
 }
 

@@ -238,6 +238,9 @@ func (s *Scenario) Resolve(env Env) (*Resolved, error) {
 		// a sequence is not simply ceil(n / block_size).
 		cfg.BlockUnits = func(n int) int { return memory.BlocksForTokens(m, bs, n) }
 	}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
 	res := &Resolved{Config: cfg, Memory: mp, Setup: setup}
 	if env.MaxRequests > 0 {
 		if n := s.EstimatedRequests(w); n > env.MaxRequests {

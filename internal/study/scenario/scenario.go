@@ -160,6 +160,14 @@ func (s *Scenario) Validate() error {
 	if err := s.Workload.Validate("workload"); err != nil {
 		return err
 	}
+	if ws := &s.Workload; ws.Trace == nil {
+		// Times the simulator's clock cannot hold (the trace's are checked
+		// once it is read, in Resolve).
+		w := sim.Workload{Requests: ws.Requests, Arrival: ws.Arrival, MaxConcurrency: ws.MaxConcurrency, Stages: ws.Stages, MultiTurn: ws.MultiTurn}
+		if err := w.ValidateTimes(); err != nil {
+			return err
+		}
+	}
 	if s.SLA != nil {
 		if err := validateSLA(s.SLA); err != nil {
 			return err

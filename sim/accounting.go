@@ -1,0 +1,41 @@
+package sim
+
+import "fmt"
+
+// Every request the clients issue ends exactly once: completed, rejected,
+// or (when the event queue runs dry with it still in the system)
+// unfinished. These are the two ends of that bookkeeping; the report's
+// requests.total is the issued count, not a sum of the others.
+
+// issued records a request the driver created.
+func (s *Simulator) issued(r *request) {
+	s.m.issue(r)
+	if s.onIssue != nil {
+		s.onIssue(r)
+	}
+}
+
+// unfinished lists the requests still in the system: queued or running on
+// a replica, or held at the client by max_concurrency.
+func (s *Simulator) unfinished() []*request {
+	var left []*request
+	for _, rp := range s.replicas {
+		for i := 0; i < rp.waiting.len(); i++ {
+			left = append(left, rp.waiting.at(i))
+		}
+		left = append(left, rp.running...)
+	}
+	for i := 0; i < s.d.held.len(); i++ {
+		left = append(left, s.d.held.at(i))
+	}
+	return left
+}
+
+// checkAccounting refuses a report that loses requests: issued must be
+// completed + rejected + unfinished, each counted where it happens.
+func checkAccounting(rc RequestCounts) error {
+	if rc.Total != rc.Completed+rc.Rejected+rc.Unfinished {
+		return fmt.Errorf("sim: %d requests issued but %d completed, %d rejected and %d unfinished (a simulator bug)", rc.Total, rc.Completed, rc.Rejected, rc.Unfinished)
+	}
+	return nil
+}
