@@ -15,18 +15,25 @@ func (s *Simulator) issued(r *request) {
 	}
 }
 
-// unfinished lists the requests still in the system: queued or running on
-// a replica, or held at the client by max_concurrency.
+// unfinished lists the measured requests still in the system: queued or
+// running on a replica, or held at the client by max_concurrency.
 func (s *Simulator) unfinished() []*request {
 	var left []*request
+	keep := func(r *request) {
+		if !r.warmup {
+			left = append(left, r)
+		}
+	}
 	for _, rp := range s.replicas {
 		for i := 0; i < rp.waiting.len(); i++ {
-			left = append(left, rp.waiting.at(i))
+			keep(rp.waiting.at(i))
 		}
-		left = append(left, rp.running...)
+		for _, r := range rp.running {
+			keep(r)
+		}
 	}
 	for i := 0; i < s.d.held.len(); i++ {
-		left = append(left, s.d.held.at(i))
+		keep(s.d.held.at(i))
 	}
 	return left
 }

@@ -180,8 +180,12 @@ func (m *metrics) finish(r *request, t Time) {
 	}
 }
 
-// issue records a request the clients created.
+// issue records a request the clients created (warm-up requests are not
+// counted: the report accounts for the measured ones).
 func (m *metrics) issue(r *request) {
+	if r.warmup {
+		return
+	}
 	m.all.issued++
 	if c := m.stage(r); c != nil {
 		c.issued++

@@ -45,11 +45,14 @@ func (f *scenarioFlags) register(fs *flag.FlagSet) {
 	fs.Var(&f.sets, "set", "override any scenario field: --set engine.max_num_seqs=128 (repeatable)")
 	fs.StringVar(&f.calibration, "calibration", "", "step-time profile from `headroom calibrate` (overrides the scenario's)")
 	fs.StringVar(&f.catalogDir, "catalog-dir", "", "directory of extra catalog entries")
+	fs.StringVar(&f.kernelDB, "kernel-db", "", "measured kernel latencies laid out like AIConfigurator's perf database (<system>/<op>/<framework>/<version>/*.parquet) for the table step-time backend (steptime.kernel_db)")
+	fs.StringVar(&f.backend, "steptime", "", "step-time backend: table (measured kernels where they cover a shape) or formula (steptime.backend)")
 }
 
 // scenarioFlags are the flags shared by the commands that take a scenario.
 type scenarioFlags struct {
 	file, catalogDir, calibration string
+	kernelDB, backend             string
 	sets                          setFlags
 	seed                          int64
 	model, gpu                    string
@@ -160,6 +163,8 @@ func decodeScenario(e *env, cat *catalogs.Catalog, f *scenarioFlags) (scenario.S
 	add(given["requests"] || f.requests != 0, "workload.requests", f.requests)
 	add(f.seed != 0, "workload.seed", f.seed)
 	add(f.calibration != "", "calibration", f.calibration)
+	add(f.kernelDB != "", "steptime.kernel_db", f.kernelDB)
+	add(f.backend != "", "steptime.backend", f.backend)
 
 	name, dir := "default scenario", "."
 	var doc []byte
@@ -206,6 +211,12 @@ func decodeScenario(e *env, cat *catalogs.Catalog, f *scenarioFlags) (scenario.S
 				p = filepath.Join(dir, p)
 			}
 			return loadProfileFile(p)
+		},
+		KernelDB: func(g *hardware.GPU, d string) (*steptime.KernelDB, error) {
+			if d != "" && !filepath.IsAbs(d) && f.kernelDB == "" {
+				d = filepath.Join(dir, d)
+			}
+			return kernelDBs(cat).Load(g, d)
 		},
 	}
 	return sc, env, nil

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/headroom-sim/headroom/catalogs"
+	"github.com/headroom-sim/headroom/hardware"
 	"github.com/headroom-sim/headroom/internal/adapter/measured"
 	"github.com/headroom-sim/headroom/internal/study/scenario"
 	"github.com/headroom-sim/headroom/sim"
@@ -22,6 +23,11 @@ type Options struct {
 	UseLoggedBlocks bool
 	// Seed for the (deterministic) simulation.
 	Seed int64
+	// Backend and KernelDB choose the step-time backend as the scenario's
+	// steptime section does ("" = the default); KernelDB loads measured
+	// kernels (scenario.Env.KernelDB).
+	Backend  string
+	KernelDB func(g *hardware.GPU, dir string) (*steptime.KernelDB, error)
 }
 
 // Scenario returns the scenario a run corresponds to: its model, GPU,
@@ -96,7 +102,9 @@ func Config(run *measured.Run, cat *catalogs.Catalog, opt Options) (*scenario.Re
 	s := Scenario(run)
 	if id, err := ResolveModel(cat, run.Model); err == nil {
 		s.Model = id
+		quantized(cat, &s, run.Quantization)
 	}
+	s.StepTime.Backend = opt.Backend
 	if !hasRequests(run) && run.Aggregate == nil {
 		for _, st := range run.Stages {
 			if st.Aggregate != nil && st.Aggregate.MeanInputTokens >= 1 {
@@ -105,7 +113,7 @@ func Config(run *measured.Run, cat *catalogs.Catalog, opt Options) (*scenario.Re
 			}
 		}
 	}
-	res, err := s.Resolve(scenario.Env{Catalog: cat})
+	res, err := s.Resolve(scenario.Env{Catalog: cat, KernelDB: opt.KernelDB})
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", run.Name, err)
 	}
@@ -166,7 +174,7 @@ func aggregateWorkload(run *measured.Run) (sim.Workload, error) {
 	if err != nil {
 		return sim.Workload{}, err
 	}
-	w := sim.Workload{Requests: n, Input: in, Output: out, SharedPrefix: prefix}
+	w := sim.Workload{Requests: n, Warmup: run.Warmup, Input: in, Output: out, SharedPrefix: prefix}
 	strategy := ""
 	if len(run.Stages) == 1 {
 		strategy = run.Stages[0].Strategy
@@ -191,4 +199,34 @@ func aggregateWorkload(run *measured.Run) (sim.Workload, error) {
 		w.Arrival = workload.ArrivalSpec{Type: workload.ArrivalClosedLoop, Concurrency: n}
 	}
 	return w, nil
+}
+
+// quantized serves s's model at the precision a run names when the
+// checkpoint is not already in it: the catalog's re-quantised variant of
+// the checkpoint when there is one (NVIDIA's ModelOpt NVFP4 exports,
+// <org>/<name>-NVFP4 or nvidia/<name>-NVFP4), else the weights in that
+// type.
+func quantized(cat *catalogs.Catalog, s *scenario.Scenario, q string) {
+	dt, err := hardware.ParseDType(q)
+	if q == "" || err != nil {
+		return
+	}
+	m, err := cat.Model(s.Model)
+	if err != nil {
+		return
+	}
+	p := m.DefaultPrecision()
+	if p.Weights == dt || p.ExpertDType() == dt || (dt == hardware.FP4 && p.ExpertDType() == hardware.MXFP4) {
+		return
+	}
+	if dt == hardware.FP4 && m.HFID != "" {
+		_, name, _ := strings.Cut(m.HFID, "/")
+		for _, id := range []string{m.HFID + "-NVFP4", "nvidia/" + name + "-NVFP4", m.ID + "-nvfp4"} {
+			if v, err := cat.Model(id); err == nil {
+				s.Model = v.ID
+				return
+			}
+		}
+	}
+	s.WeightsDType = string(dt)
 }
