@@ -78,20 +78,6 @@ func requireSLA(sc scenario.Scenario) error {
 	return nil
 }
 
-// progressBar draws a progress bar on w.
-func progressBar(w io.Writer, on bool, label string) func(float64) {
-	if !on {
-		return nil
-	}
-	return func(f float64) {
-		n := int(f * 30)
-		fmt.Fprintf(w, "\r%s [%s%s] %3.0f%%", label, strings.Repeat("#", n), strings.Repeat(".", 30-n), 100*f)
-		if f >= 1 {
-			fmt.Fprintln(w)
-		}
-	}
-}
-
 func parseFloats(flag, s string) ([]float64, error) {
 	var out []float64
 	for _, f := range strings.Split(s, ",") {

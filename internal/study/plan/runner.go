@@ -107,11 +107,14 @@ func (r *Runner) RunAll(ctx context.Context, ss []scenario.Scenario, done func()
 	return out
 }
 
-// Progress turns completed-of-total counts into a 0–1 callback.
+// Progress turns completed-of-total counts into a 0–1 callback. Steps may
+// come from several goroutines: the callback is called under a lock, so its
+// calls never overlap and their values never decrease.
 type Progress struct {
 	mu    sync.Mutex
 	done  int
 	total int
+	last  float64
 	f     func(float64)
 }
 
@@ -124,10 +127,12 @@ func (p *Progress) Step() {
 		return
 	}
 	p.mu.Lock()
+	defer p.mu.Unlock()
 	p.done++
-	v := float64(p.done) / float64(p.total)
-	p.mu.Unlock()
-	p.f(min(v, 1))
+	// Grow may have raised the total since the last step: never go back.
+	v := max(min(float64(p.done)/float64(p.total), 1), p.last)
+	p.last = v
+	p.f(v)
 }
 
 // Grow adds steps to the total (searches learn theirs as they go).
