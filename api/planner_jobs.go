@@ -229,7 +229,11 @@ func (s *Server) runSweepJob(ctx context.Context, params json.RawMessage, progre
 	if err != nil {
 		return nil, err
 	}
-	return s.runner().Sweep(ctx, spec, progress)
+	res, err := s.runner().Sweep(ctx, spec, progress)
+	if err != nil {
+		return nil, simulationError(ctx, err)
+	}
+	return res, nil
 }
 
 // Plan.
@@ -349,7 +353,7 @@ func (s *Server) runPlanJob(ctx context.Context, params json.RawMessage, progres
 		return nil, fmt.Errorf("%w: every GPU and TP was pruned (%s)", err, strings.Join(reasons, "; "))
 	}
 	if err != nil {
-		return nil, err
+		return nil, simulationError(ctx, err)
 	}
 	return res, nil
 }
@@ -403,7 +407,11 @@ func (s *Server) runCurveJob(ctx context.Context, params json.RawMessage, progre
 	if err != nil {
 		return nil, err
 	}
-	return s.runner().Curve(ctx, spec, progress)
+	res, err := s.runner().Curve(ctx, spec, progress)
+	if err != nil {
+		return nil, simulationError(ctx, err)
+	}
+	return res, nil
 }
 
 // Maxload.
@@ -439,7 +447,11 @@ func (s *Server) runMaxLoadJob(ctx context.Context, params json.RawMessage, prog
 	if err != nil {
 		return nil, err
 	}
-	return s.runner().MaxLoad(ctx, spec, plan.NewProgress(1, progress))
+	res, err := s.runner().MaxLoad(ctx, spec, plan.NewProgress(1, progress))
+	if err != nil {
+		return nil, simulationError(ctx, err)
+	}
+	return res, nil
 }
 
 // Compare.
@@ -482,5 +494,9 @@ func (s *Server) runCompareJob(ctx context.Context, params json.RawMessage, prog
 	if err != nil {
 		return nil, err
 	}
-	return s.runner().Compare(ctx, spec, progress)
+	res, err := s.runner().Compare(ctx, spec, progress)
+	if err != nil {
+		return nil, simulationError(ctx, err)
+	}
+	return res, nil
 }

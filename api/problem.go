@@ -67,6 +67,10 @@ var (
 	ErrCalibration = errors.New("calibration failed")
 	// ErrOverLimit marks work beyond a synchronous call's limits.
 	ErrOverLimit = errors.New("over the limit")
+	// ErrSimulation marks a scenario the simulator refused to run although
+	// it resolved (422): what sim.Run returns is the input's doing, since
+	// the simulator's own faults are panics.
+	ErrSimulation = errors.New("the scenario cannot be simulated")
 	// ErrQueueFull marks a job queue with no room; see QueueFullError.
 	ErrQueueFull = errors.New("job queue full")
 	// ErrShuttingDown marks work refused or stopped because the server is
@@ -182,8 +186,16 @@ func problemFor(err error) (p Problem, internal bool) {
 			p.Report = &ie.Report
 		}
 		return p, false
+	case errors.Is(err, sim.ErrTooLong):
+		// The workload's arrivals (rates, stages, think times, trace time
+		// stamps) reach past the simulated time a run may cover.
+		p := problem(http.StatusUnprocessableEntity, "over-limit", "Over the limit", err.Error())
+		p.Errors = []FieldProblem{{Field: "workload", Reason: err.Error()}}
+		return p, false
 	case errors.Is(err, scenario.ErrTooLarge), errors.Is(err, ErrOverLimit), errors.Is(err, sim.ErrEventLimit):
 		return problem(http.StatusUnprocessableEntity, "over-limit", "Over the limit", err.Error()), false
+	case errors.Is(err, ErrSimulation):
+		return problem(http.StatusUnprocessableEntity, "unsimulatable", "Cannot simulate", err.Error()), false
 	case errors.Is(err, ErrQueueFull):
 		return problem(http.StatusTooManyRequests, "queue-full", "Job queue full", err.Error()), false
 	case errors.Is(err, ErrShuttingDown), errors.Is(err, context.Canceled):

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -57,4 +58,16 @@ func fieldAsFlag(err error) error {
 		return usagef("%s: %s", flagName(fe.Field), fe.Reason)
 	}
 	return err
+}
+
+// simError maps a failed simulation to an exit code: a run stopped by its
+// context (--timeout, Ctrl-C) exits 1; anything else sim.Run refuses (a
+// field out of range, a workload past the simulated time span, the event
+// limit) is the scenario's doing and exits 2, naming the field when the
+// error does.
+func simError(err error) error {
+	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	return scenarioError(err)
 }

@@ -35,7 +35,7 @@ func (p *planFlags) register(fs *flag.FlagSet, formats string) {
 // prints the result as JSON or through table.
 func (p *planFlags) emit(e *env, res any, err error, table func(io.Writer) error) error {
 	if err != nil {
-		return scenarioError(err)
+		return simError(err)
 	}
 	if err := writePlots(p, res); err != nil {
 		return err
