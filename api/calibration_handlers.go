@@ -19,7 +19,6 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/headroom-sim/headroom/hardware"
 	"github.com/headroom-sim/headroom/internal/adapter/measured"
 	"github.com/headroom-sim/headroom/internal/study/calibrate"
 	"github.com/headroom-sim/headroom/internal/study/replay"
@@ -288,9 +287,6 @@ type calibrationInput struct {
 	run  *measured.Run
 	src  calibrate.Source
 	opts calibrate.Options
-	// nonTorchAdjustGiB is the memory calibration (0 when the run logged
-	// no KV block count).
-	nonTorchAdjustGiB float64
 }
 
 // prepareCalibration imports the file and checks everything a fit needs
@@ -313,43 +309,17 @@ func (s *Server) prepareCalibration(p *CalibrateParams) (*calibrationInput, erro
 	}
 	measured.Overrides{Model: p.Model, GPU: p.GPU, TP: p.TP, MaxNumSeqs: p.MaxNumSeqs,
 		MaxNumBatchedTokens: p.MaxNumBatchedTokens, MaxModelLen: p.MaxModelLen}.Apply(run)
-	switch {
-	case run.Model == "":
-		return nil, invalid("model", "is required: %s does not name its model", run.Name)
-	case run.GPU == "":
-		return nil, invalid("gpu", "is required: %s does not name its GPU", run.Name)
-	}
-	cat := s.catalog()
-	m, err := cat.Model(run.Model)
-	if err != nil {
-		return nil, fmt.Errorf("model: %w", err)
-	}
-	g, err := cat.GPU(run.GPU)
-	if err != nil {
-		return nil, fmt.Errorf("gpu: %w", err)
-	}
-	run.Model, run.GPU = m.ID, g.ID
 	opts := calibrate.Options{MaxEvaluations: p.MaxEvaluations}
 	if opts.MaxEvaluations == 0 {
 		opts.MaxEvaluations = 400
 	}
-	focus := run
 	if p.Stage != nil {
-		if len(run.Stages) == 0 {
-			return nil, invalid("stage", "%s holds a single benchmark", run.Name)
-		}
-		if focus = run.Stage(*p.Stage); focus == nil {
-			return nil, invalid("stage", "%s has no benchmark %d (it has %d)", run.Name, *p.Stage, len(run.Stages))
-		}
 		st := *p.Stage
 		opts.Stage = &st
 	}
-	completed := focus.Summarize().Completed
-	if completed == 0 && focus.Aggregate != nil {
-		completed = focus.Aggregate.Completed
-	}
-	if completed < calibrate.MinRequests {
-		return nil, fmt.Errorf("%s: %w: %d completed, need at least %d", run.Name, calibrate.ErrTooFewRequests, completed, calibrate.MinRequests)
+	cat := s.catalog()
+	if err := calibrate.Check(run, cat, opts); err != nil {
+		return nil, err
 	}
 	if span := sendSpan(run); span > maxReplaySpanS {
 		return nil, invalid("file", "%s: the requests' send times span %.0f s, more than a replay allows (%d s): is a time stamp missing, or in other units?",
@@ -358,17 +328,12 @@ func (s *Server) prepareCalibration(p *CalibrateParams) (*calibrationInput, erro
 	if n, limit := replayRequests(run), s.cfg.Jobs.MaxRequests; n > limit {
 		return nil, fmt.Errorf("%w: the run has %d requests, the limit is %d (jobs.max_requests)", scenario.ErrTooLarge, n, limit)
 	}
-	rr, err := replay.Config(run, cat, replay.Options{})
-	if err != nil {
+	// The replay must resolve (a configuration that cannot start is a 4xx
+	// now, not a failed fit later).
+	if _, err := replay.Config(run, cat, replay.Options{}); err != nil {
 		return nil, err
 	}
 	in := &calibrationInput{run: run, opts: opts}
-	if run.LoggedBlocks > 0 && rr.Memory.BlockBytes > 0 {
-		// Memory calibration, as `headroom calibrate`: the extra per-GPU
-		// memory that makes the memory model reproduce the block count the
-		// server logged.
-		in.nonTorchAdjustGiB = float64(rr.Memory.NumGPUBlocks-run.LoggedBlocks) * rr.Memory.BlockBytes / hardware.GiB
-	}
 	sum := sha256.Sum256(p.File)
 	in.src = calibrate.Source{File: run.Name, Format: run.Format, SHA256: hex.EncodeToString(sum[:]), Run: run.Name, Requests: len(run.Requests)}
 	return in, nil
@@ -407,28 +372,18 @@ func replayRequests(run *measured.Run) int {
 	return 200 // what replay assumes of a summary without a count
 }
 
-// fitCalibration fits, stores the calibration and returns it.
+// fitCalibration fits (calibrate.Calibrate, as `headroom calibrate`),
+// stores the calibration and returns it.
 func (s *Server) fitCalibration(ctx context.Context, in *calibrationInput) (*calibrate.File, error) {
-	run := in.run
-	res, err := calibrate.Fit(ctx, run, s.catalog(), in.opts)
+	f, err := calibrate.Calibrate(ctx, in.run, s.catalog(), in.src, in.opts)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
 		if _, internal := problemFor(err); internal {
-			err = fmt.Errorf("%w: %v", ErrCalibration, err)
+			err = fmt.Errorf("%w: %w", ErrCalibration, err)
 		}
 		return nil, err
-	}
-	res.Profile.NonTorchAdjustGiB = in.nonTorchAdjustGiB
-	if err := res.Profile.Validate(); err != nil {
-		return nil, fmt.Errorf("%w: the fitted profile is invalid: %v", ErrCalibration, err)
-	}
-	f := &calibrate.File{
-		SchemaVersion: calibrate.FileSchemaVersion, Kind: calibrate.FileKind,
-		GPU: run.GPU, Model: run.Model, TP: max(run.TP, 1), EngineVersion: run.EngineVersion,
-		Source: in.src, Profile: res.Profile,
-		Fit: &calibrate.FitSummary{Fitted: res.Fitted, Evaluations: res.Evaluations, Before: res.Before, After: res.After},
 	}
 	if err := s.cals.create(f, time.Now()); err != nil {
 		return nil, err

@@ -177,7 +177,7 @@ func problemFor(err error) (p Problem, internal bool) {
 		return problem(http.StatusUnprocessableEntity, "infeasible", "Infeasible configuration", err.Error()), false
 	case errors.Is(err, calibrate.ErrTooFewRequests):
 		return problem(http.StatusUnprocessableEntity, "too-few-requests", "Too few requests to calibrate", err.Error()), false
-	case errors.Is(err, ErrCalibration):
+	case errors.Is(err, ErrCalibration), errors.Is(err, calibrate.ErrInvalidProfile):
 		return problem(http.StatusUnprocessableEntity, "calibration-failed", "Calibration failed", err.Error()), false
 	case errors.Is(err, memory.ErrDoesNotFit):
 		p := problem(http.StatusUnprocessableEntity, "infeasible", "Infeasible configuration", err.Error())
