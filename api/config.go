@@ -35,8 +35,9 @@ type Config struct {
 	ModelStoreDir string `koanf:"model_store_dir" yaml:"model_store_dir"`
 	// CalibrationStore is the file (a bbolt database) where calibrations
 	// made with POST /v1/calibrations are kept across restarts; a relative
-	// path is relative to the working directory. The file is created on the
-	// first calibration; "" keeps calibrations in memory only.
+	// path is relative to the working directory. The file is opened (or
+	// created) at start and locked while the server runs: a second server on
+	// the same file fails to start. "" keeps calibrations in memory only.
 	CalibrationStore string             `koanf:"calibration_store" yaml:"calibration_store"`
 	Simulate         SimulateConfig     `koanf:"simulate" yaml:"simulate"`
 	Calibrations     CalibrationsConfig `koanf:"calibrations" yaml:"calibrations"`
