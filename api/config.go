@@ -21,8 +21,17 @@ import (
 // Config is the server's configuration. Keys are snake_case; sections nest
 // ("jobs.workers" in YAML is jobs: {workers: …}).
 type Config struct {
-	// Listen is the TCP address to listen on.
+	// Listen is the TCP address to listen on. Without an auth_token it must
+	// be a loopback address unless allow_remote_without_token is set.
 	Listen string `koanf:"listen" yaml:"listen"`
+	// AuthToken, when set, is the bearer token every request but /healthz
+	// and /readyz must carry (Authorization: Bearer <token>; 401 without
+	// it). At least 16 characters; prefer the environment
+	// (HEADROOM_AUTH_TOKEN) to a flag, which other users can see.
+	AuthToken string `koanf:"auth_token" yaml:"auth_token"`
+	// AllowRemoteWithoutToken lets the server listen beyond loopback with
+	// no auth_token (behind an authenticating proxy, say).
+	AllowRemoteWithoutToken bool `koanf:"allow_remote_without_token" yaml:"allow_remote_without_token"`
 	// BodyLimitBytes bounds a request body (413 beyond it).
 	BodyLimitBytes int64 `koanf:"body_limit_bytes" yaml:"body_limit_bytes"`
 	// ShutdownGrace is how long running requests and jobs may take to
@@ -253,13 +262,43 @@ func defaultMap() map[string]any {
 	return out
 }
 
+// MinAuthTokenLen is the shortest auth_token accepted.
+const MinAuthTokenLen = 16
+
+// loopback reports whether host (of a listen address) reaches this machine
+// only: localhost or a loopback IP. "" and 0.0.0.0 listen everywhere.
+func loopback(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// Redacted is c with its secrets hidden, for printing.
+func (c Config) Redacted() Config {
+	if c.AuthToken != "" {
+		c.AuthToken = "<redacted>"
+	}
+	return c
+}
+
 // Validate checks the values.
 func (c Config) Validate() error {
 	bad := func(key, reason string) error {
 		return &ConfigError{Key: key, Reason: fmt.Sprintf("%s: %s (%s)", key, reason, EnvName(key))}
 	}
-	if _, _, err := net.SplitHostPort(c.Listen); err != nil {
+	host, _, err := net.SplitHostPort(c.Listen)
+	if err != nil {
 		return bad("listen", fmt.Sprintf("%q is not host:port", c.Listen))
+	}
+	if c.AuthToken != "" && len(c.AuthToken) < MinAuthTokenLen {
+		return bad("auth_token", fmt.Sprintf("must be at least %d characters", MinAuthTokenLen))
+	}
+	if c.AuthToken == "" && !c.AllowRemoteWithoutToken && !loopback(host) {
+		return &ConfigError{Key: "listen", Reason: fmt.Sprintf(
+			"listen: %s is not a loopback address and no auth_token is set: anyone who can reach it could use the server; set auth_token (%s), or allow_remote_without_token (%s, --allow-remote-without-token) behind a proxy that authenticates",
+			c.Listen, EnvName("auth_token"), EnvName("allow_remote_without_token"))}
 	}
 	switch {
 	case c.BodyLimitBytes < 1024:

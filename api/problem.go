@@ -167,6 +167,8 @@ func problemFor(err error) (p Problem, internal bool) {
 		return problem(http.StatusBadRequest, "invalid-request", "Invalid request", err.Error()), false
 	case errors.Is(err, catalogs.ErrUnknownModel), errors.Is(err, catalogs.ErrUnknownGPU), errors.Is(err, ErrNotFound):
 		return problem(http.StatusNotFound, "not-found", "Not found", err.Error()), false
+	case errors.Is(err, ErrUnauthorized):
+		return problem(http.StatusUnauthorized, "unauthorized", "Unauthorized", err.Error()), false
 	case errors.Is(err, errMethod):
 		return problem(http.StatusMethodNotAllowed, "method-not-allowed", "Method not allowed", err.Error()), false
 	case errors.Is(err, ErrConflict), errors.Is(err, ErrNotFinished):

@@ -37,6 +37,8 @@ type Server struct {
 	cals *calibrationStore
 	// ready is false once shutdown begins (GET /readyz then answers 503).
 	ready atomic.Bool
+	// tokenSum is the SHA-256 of auth_token (nil: no authentication).
+	tokenSum []byte
 }
 
 var ginMode sync.Once
@@ -53,7 +55,7 @@ func New(cfg Config, opt Options) (*Server, error) {
 		opt.Logger = slog.New(slog.DiscardHandler)
 	}
 	ginMode.Do(func() { gin.SetMode(gin.ReleaseMode) })
-	s := &Server{cfg: cfg, log: opt.Logger, engine: opt.Engine, metrics: newMetrics()}
+	s := &Server{cfg: cfg, log: opt.Logger, engine: opt.Engine, metrics: newMetrics(), tokenSum: tokenDigest(cfg.AuthToken)}
 	s.validate = newValidator(opt.Engine.Model)
 	s.jobs = NewJobManager(JobOptions{
 		Workers: cfg.Jobs.Workers, QueueSize: cfg.Jobs.QueueSize, ResultTTL: cfg.Jobs.ResultTTL,
@@ -153,7 +155,7 @@ func (s *Server) routes() *gin.Engine {
 	r := gin.New()
 	r.HandleMethodNotAllowed = true
 	r.ContextWithFallback = true
-	r.Use(s.metrics.middleware, s.accessLog, s.recover, s.limitBody)
+	r.Use(s.metrics.middleware, s.accessLog, s.recover, s.authenticate, s.limitBody)
 	r.NoRoute(func(c *gin.Context) { s.fail(c, notFound("no route %s %s", c.Request.Method, c.Request.URL.Path)) })
 	r.NoMethod(func(c *gin.Context) {
 		s.fail(c, fmt.Errorf("%w: %s %s", errMethod, c.Request.Method, c.Request.URL.Path))

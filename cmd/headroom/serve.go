@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"strconv"
 
 	"go.yaml.in/yaml/v3"
 
@@ -19,11 +20,17 @@ var environ = os.Environ
 
 // serveFlags maps each flag of `headroom serve` to its configuration key.
 var serveFlags = []struct{ flag, key, usage string }{
-	{"listen", "listen", "address to listen on (host:port)"},
+	{"listen", "listen", "address to listen on (host:port); beyond loopback it needs --auth-token or --allow-remote-without-token"},
+	{"auth-token", "auth_token", "bearer token every request but /healthz and /readyz must carry (prefer the environment variable: flags are visible to other users)"},
+	{"allow-remote-without-token", "allow_remote_without_token", "listen beyond loopback without a token (behind an authenticating proxy)"},
 	{"body-limit-bytes", "body_limit_bytes", "largest request body in bytes (413 beyond)"},
 	{"shutdown-grace", "shutdown_grace", "time running requests and jobs get to finish on SIGINT/SIGTERM"},
 	{"catalog-dir", "catalog_dir", "directory of extra catalog entries (gpus/*.yaml, models/*.yaml)"},
 	{"model-store-dir", "model_store_dir", "directory where POST /v1/models persists models (models/<id>.yaml), loaded at start"},
+	{"calibration-store", "calibration_store", "bbolt file keeping POST /v1/calibrations across restarts, created and locked at start (\"\" keeps them in memory)"},
+	{"calibration-upload-limit-bytes", "calibrations.upload_limit_bytes", "largest POST /v1/calibrations upload in bytes (413 beyond)"},
+	{"calibration-sync-max-requests", "calibrations.sync_max_requests", "most measured requests a synchronous calibration replays (422 beyond: use ?async=true)"},
+	{"calibration-sync-timeout", "calibrations.sync_timeout", "wall-time limit of a synchronous calibration"},
 	{"sync-max-requests", "simulate.sync_max_requests", "most simulated requests of a synchronous POST /v1/simulate"},
 	{"sync-timeout", "simulate.sync_timeout", "wall-time limit of a synchronous POST /v1/simulate"},
 	{"job-workers", "jobs.workers", "jobs run in parallel (default: the number of cores)"},
@@ -43,7 +50,12 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	def := api.DefaultConfig()
 	defaults := configValues(def)
 	for _, f := range serveFlags {
-		fs.String(f.flag, "", fmt.Sprintf("%s (%s, env %s; default %s)", f.usage, f.key, api.EnvName(f.key), defaults[f.key]))
+		usage := fmt.Sprintf("%s (%s, env %s; default %s)", f.usage, f.key, api.EnvName(f.key), defaults[f.key])
+		if defaults[f.key] == "false" {
+			fs.Var(new(boolText), f.flag, usage)
+			continue
+		}
+		fs.String(f.flag, "", usage)
 	}
 	pos, err := parseFlags(fs, args, e.stdout)
 	if err != nil {
@@ -67,7 +79,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 		return usagef("%v", err)
 	}
 	if *printConfig {
-		return writeConfig(e.stdout, cfg)
+		return writeConfig(e.stdout, cfg.Redacted())
 	}
 	log, err := newLogger(e.stderr, cfg.Log)
 	if err != nil {
@@ -87,6 +99,20 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	}
 	return srv.ListenAndServe(ctx)
 }
+
+// boolText is a boolean flag (--allow-remote-without-token, or =false)
+// kept as the text the configuration parses.
+type boolText string
+
+func (b *boolText) String() string { return string(*b) }
+func (b *boolText) Set(v string) error {
+	if _, err := strconv.ParseBool(v); err != nil {
+		return fmt.Errorf("%q is not true or false", v)
+	}
+	*b = boolText(v)
+	return nil
+}
+func (b *boolText) IsBoolFlag() bool { return true }
 
 // writeConfig prints cfg as the YAML a --config file holds.
 func writeConfig(w io.Writer, cfg api.Config) error {
