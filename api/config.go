@@ -34,8 +34,12 @@ type Config struct {
 	AllowRemoteWithoutToken bool `koanf:"allow_remote_without_token" yaml:"allow_remote_without_token"`
 	// BodyLimitBytes bounds a request body (413 beyond it).
 	BodyLimitBytes int64 `koanf:"body_limit_bytes" yaml:"body_limit_bytes"`
+	// ShutdownDrain is how long the server keeps its listener open after
+	// SIGINT/SIGTERM with /readyz answering 503, so that load balancers
+	// stop sending requests before it closes (a second signal skips it).
+	ShutdownDrain time.Duration `koanf:"shutdown_drain" yaml:"shutdown_drain"`
 	// ShutdownGrace is how long running requests and jobs may take to
-	// finish after SIGINT/SIGTERM before they are cancelled.
+	// finish once the listener has closed, before they are cancelled.
 	ShutdownGrace time.Duration `koanf:"shutdown_grace" yaml:"shutdown_grace"`
 	// CatalogDir adds gpus/*.yaml and models/*.yaml to the built-in catalog.
 	CatalogDir string `koanf:"catalog_dir" yaml:"catalog_dir"`
@@ -104,6 +108,7 @@ func DefaultConfig() Config {
 	return Config{
 		Listen:           "127.0.0.1:8080",
 		BodyLimitBytes:   1 << 20,
+		ShutdownDrain:    5 * time.Second,
 		ShutdownGrace:    30 * time.Second,
 		CalibrationStore: "headroom-calibrations.db",
 		Simulate:         SimulateConfig{SyncMaxRequests: 20000, SyncTimeout: 30 * time.Second},
@@ -303,6 +308,8 @@ func (c Config) Validate() error {
 	switch {
 	case c.BodyLimitBytes < 1024:
 		return bad("body_limit_bytes", "must be >= 1024")
+	case c.ShutdownDrain < 0:
+		return bad("shutdown_drain", "must be >= 0")
 	case c.ShutdownGrace < 0:
 		return bad("shutdown_grace", "must be >= 0")
 	case c.Simulate.SyncMaxRequests < 1:

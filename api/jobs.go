@@ -249,25 +249,41 @@ func (m *JobManager) Cancel(id string) (JobView, error) {
 	return j.view(false), nil
 }
 
-// Shutdown refuses new jobs, cancels queued ones, and waits for running
-// ones until ctx ends; then it cancels them and waits for their runners.
-func (m *JobManager) Shutdown(ctx context.Context) {
+// Drain refuses new jobs (ErrShuttingDown) and cancels the queued ones,
+// logging each: they stay listed, cancelled, until the process ends.
+// Running jobs go on; Shutdown waits for them.
+func (m *JobManager) Drain() {
 	m.mu.Lock()
-	if !m.closed {
-		m.closed = true
-		close(m.queue)
-		for _, j := range m.jobs {
-			if j.state == JobQueued {
-				m.finishLocked(j, JobCancelled, nil, fmt.Errorf("%w: cancelled before it started", ErrShuttingDown))
-			}
+	defer m.mu.Unlock()
+	if m.closed {
+		return
+	}
+	m.closed = true
+	close(m.queue)
+	for _, j := range m.jobs {
+		if j.state == JobQueued {
+			m.opt.Logger.Warn("queued job cancelled: the server is shutting down", "job", j.id, "kind", j.kind)
+			m.finishLocked(j, JobCancelled, nil, fmt.Errorf("%w: cancelled before it started", ErrShuttingDown))
 		}
 	}
-	m.mu.Unlock()
+}
+
+// Shutdown drains, then waits for running jobs until ctx ends; then it
+// cancels them (each logged) and waits for their runners.
+func (m *JobManager) Shutdown(ctx context.Context) {
+	m.Drain()
 	done := make(chan struct{})
 	go func() { m.wg.Wait(); close(done) }()
 	select {
 	case <-done:
 	case <-ctx.Done():
+		m.mu.Lock()
+		for _, j := range m.jobs {
+			if j.state == JobRunning {
+				m.opt.Logger.Warn("running job cancelled: the shutdown grace period is over", "job", j.id, "kind", j.kind)
+			}
+		}
+		m.mu.Unlock()
 		m.stop()
 		<-done
 	}

@@ -8,7 +8,9 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"os/signal"
 	"strconv"
+	"syscall"
 
 	"go.yaml.in/yaml/v3"
 
@@ -24,7 +26,8 @@ var serveFlags = []struct{ flag, key, usage string }{
 	{"auth-token", "auth_token", "bearer token every request but /healthz and /readyz must carry (prefer the environment variable: flags are visible to other users)"},
 	{"allow-remote-without-token", "allow_remote_without_token", "listen beyond loopback without a token (behind an authenticating proxy)"},
 	{"body-limit-bytes", "body_limit_bytes", "largest request body in bytes (413 beyond)"},
-	{"shutdown-grace", "shutdown_grace", "time running requests and jobs get to finish on SIGINT/SIGTERM"},
+	{"shutdown-drain", "shutdown_drain", "time the listener stays open on SIGINT/SIGTERM with /readyz answering 503 (a second signal skips it)"},
+	{"shutdown-grace", "shutdown_grace", "time running requests and jobs get to finish once the listener has closed"},
 	{"catalog-dir", "catalog_dir", "directory of extra catalog entries (gpus/*.yaml, models/*.yaml)"},
 	{"model-store-dir", "model_store_dir", "directory where POST /v1/models persists models (models/<id>.yaml), loaded at start"},
 	{"calibration-store", "calibration_store", "bbolt file keeping POST /v1/calibrations across restarts, created and locked at start (\"\" keeps them in memory)"},
@@ -93,13 +96,28 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return usagef("--model-store-dir: %v", err)
 	}
-	srv, err := api.New(cfg, api.Options{Engine: dom, Logger: log})
+	srv, err := api.New(cfg, api.Options{Engine: dom, Logger: log, Abort: secondSignal()})
 	if err != nil {
 		return err
 	}
 	return srv.ListenAndServe(ctx)
 }
 
+// secondSignal is closed by the second SIGINT or SIGTERM (the first one
+// ends the command's context and starts the shutdown): the impatient user's way to skip the
+// drain and the grace period.
+func secondSignal() <-chan struct{} {
+	abort := make(chan struct{})
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		<-sigs
+		<-sigs
+		signal.Stop(sigs)
+		close(abort)
+	}()
+	return abort
+}
 // boolText is a boolean flag (--allow-remote-without-token, or =false)
 // kept as the text the configuration parses.
 type boolText string
