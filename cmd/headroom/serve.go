@@ -118,6 +118,7 @@ func secondSignal() <-chan struct{} {
 	}()
 	return abort
 }
+
 // boolText is a boolean flag (--allow-remote-without-token, or =false)
 // kept as the text the configuration parses.
 type boolText string
