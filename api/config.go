@@ -54,6 +54,7 @@ type Config struct {
 	CalibrationStore string             `koanf:"calibration_store" yaml:"calibration_store"`
 	Simulate         SimulateConfig     `koanf:"simulate" yaml:"simulate"`
 	Calibrations     CalibrationsConfig `koanf:"calibrations" yaml:"calibrations"`
+	Models           ModelsConfig       `koanf:"models" yaml:"models"`
 	Jobs             JobsConfig         `koanf:"jobs" yaml:"jobs"`
 	Log              LogConfig          `koanf:"log" yaml:"log"`
 }
@@ -77,6 +78,14 @@ type CalibrationsConfig struct {
 	SyncMaxRequests int `koanf:"sync_max_requests" yaml:"sync_max_requests"`
 	// SyncTimeout is the wall-time limit of a synchronous fit.
 	SyncTimeout time.Duration `koanf:"sync_timeout" yaml:"sync_timeout"`
+}
+
+// ModelsConfig bounds POST /v1/models.
+type ModelsConfig struct {
+	// MaxAdded is the most models the server holds beyond its catalog
+	// (those of POST /v1/models and of the model store): 422 beyond it,
+	// until DELETE /v1/models/{id} frees one; 0 turns POST /v1/models off.
+	MaxAdded int `koanf:"max_added" yaml:"max_added"`
 }
 
 // JobsConfig sizes the job manager.
@@ -113,6 +122,7 @@ func DefaultConfig() Config {
 		CalibrationStore: "headroom-calibrations.db",
 		Simulate:         SimulateConfig{SyncMaxRequests: 20000, SyncTimeout: 30 * time.Second},
 		Calibrations:     CalibrationsConfig{UploadLimitBytes: 64 << 20, SyncMaxRequests: 1000, SyncTimeout: time.Minute},
+		Models:           ModelsConfig{MaxAdded: 200},
 		Jobs: JobsConfig{
 			Workers: runtime.NumCPU(), QueueSize: 64, ResultTTL: time.Hour, MaxFinished: 1000,
 			MaxRequests: 1000000, Timeout: time.Hour,
@@ -322,6 +332,8 @@ func (c Config) Validate() error {
 		return bad("calibrations.sync_max_requests", "must be >= 1")
 	case c.Calibrations.SyncTimeout <= 0:
 		return bad("calibrations.sync_timeout", "must be > 0")
+	case c.Models.MaxAdded < 0 || c.Models.MaxAdded > 100000:
+		return bad("models.max_added", "must be in [0, 100000]")
 	case c.Jobs.Workers < 1 || c.Jobs.Workers > 1024:
 		return bad("jobs.workers", "must be in [1, 1024]")
 	case c.Jobs.QueueSize < 0 || c.Jobs.QueueSize > 1<<20:

@@ -194,7 +194,7 @@ func problemFor(err error) (p Problem, internal bool) {
 		p := problem(http.StatusUnprocessableEntity, "over-limit", "Over the limit", err.Error())
 		p.Errors = []FieldProblem{{Field: "workload", Reason: err.Error()}}
 		return p, false
-	case errors.Is(err, scenario.ErrTooLarge), errors.Is(err, ErrOverLimit), errors.Is(err, sim.ErrEventLimit):
+	case errors.Is(err, scenario.ErrTooLarge), errors.Is(err, ErrOverLimit), errors.Is(err, sim.ErrEventLimit), errors.Is(err, ErrLimit):
 		return problem(http.StatusUnprocessableEntity, "over-limit", "Over the limit", err.Error()), false
 	case errors.Is(err, ErrSimulation):
 		return problem(http.StatusUnprocessableEntity, "unsimulatable", "Cannot simulate", err.Error()), false

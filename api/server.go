@@ -205,6 +205,7 @@ func (s *Server) routes() *gin.Engine {
 	v1.GET("/models", s.listModels)
 	v1.GET("/models/*id", s.getModel)
 	v1.POST("/models", s.addModel)
+	v1.DELETE("/models/*id", s.deleteModel)
 	v1.POST("/capacity", s.capacity)
 	v1.POST("/simulate", s.simulate)
 	v1.POST("/jobs", s.submitJob)
