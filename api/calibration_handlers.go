@@ -60,6 +60,14 @@ func (s *Server) createCalibration(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
+	if !async {
+		done, err := s.gate.admit()
+		if err != nil {
+			s.fail(c, err)
+			return
+		}
+		defer done()
+	}
 	p, err := readCalibrationForm(c)
 	if err != nil {
 		s.fail(c, err)
@@ -93,7 +101,13 @@ func (s *Server) createCalibration(c *gin.Context) {
 	parent := c.Request.Context()
 	ctx, cancel := context.WithTimeout(parent, s.cfg.Calibrations.SyncTimeout)
 	defer cancel()
+	release, err := s.syncSlot(ctx, parent)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
 	f, err := s.fitCalibration(ctx, in)
+	release()
 	if err != nil && errors.Is(err, context.DeadlineExceeded) && parent.Err() == nil {
 		err = fmt.Errorf("%w: the fit ran past the synchronous time limit of %s (calibrations.sync_timeout); add ?async=true to fit it as a job",
 			ErrOverLimit, s.cfg.Calibrations.SyncTimeout)
@@ -415,7 +429,12 @@ func (s *Server) runCalibrateJob(ctx context.Context, params json.RawMessage, pr
 		return nil, err
 	}
 	progress(0)
+	release, err := s.jobSlot(ctx) // a fit is one simulation after another
+	if err != nil {
+		return nil, err
+	}
 	f, err := s.fitCalibration(ctx, in)
+	release()
 	if err != nil {
 		return nil, err
 	}

@@ -52,6 +52,7 @@ type Config struct {
 	// created) at start and locked while the server runs: a second server on
 	// the same file fails to start. "" keeps calibrations in memory only.
 	CalibrationStore string             `koanf:"calibration_store" yaml:"calibration_store"`
+	Limits           LimitsConfig       `koanf:"limits" yaml:"limits"`
 	Simulate         SimulateConfig     `koanf:"simulate" yaml:"simulate"`
 	Calibrations     CalibrationsConfig `koanf:"calibrations" yaml:"calibrations"`
 	Models           ModelsConfig       `koanf:"models" yaml:"models"`
@@ -59,8 +60,22 @@ type Config struct {
 	Log              LogConfig          `koanf:"log" yaml:"log"`
 }
 
+// LimitsConfig bounds the process as a whole.
+type LimitsConfig struct {
+	// Simulations is the server's CPU budget: the most simulations that run
+	// at once, synchronous calls and every job's together (a sweep or a plan
+	// runs several; each takes a slot while it runs). Synchronous calls are
+	// served before jobs. Default: the number of cores.
+	Simulations int `koanf:"simulations" yaml:"simulations"`
+}
+
 // SimulateConfig bounds the synchronous POST /v1/simulate.
 type SimulateConfig struct {
+	// MaxConcurrent is the most synchronous simulations (POST /v1/simulate
+	// and synchronous POST /v1/calibrations) in flight, running or waiting
+	// for a slot of limits.simulations; one more answers 429 with
+	// Retry-After at once. Default: twice the number of cores.
+	MaxConcurrent int `koanf:"max_concurrent" yaml:"max_concurrent"`
 	// SyncMaxRequests is the most simulated requests a synchronous call may
 	// run; larger scenarios get 422 and belong in a job.
 	SyncMaxRequests int `koanf:"sync_max_requests" yaml:"sync_max_requests"`
@@ -120,7 +135,8 @@ func DefaultConfig() Config {
 		ShutdownDrain:    5 * time.Second,
 		ShutdownGrace:    30 * time.Second,
 		CalibrationStore: "headroom-calibrations.db",
-		Simulate:         SimulateConfig{SyncMaxRequests: 20000, SyncTimeout: 30 * time.Second},
+		Limits:           LimitsConfig{Simulations: runtime.NumCPU()},
+		Simulate:         SimulateConfig{MaxConcurrent: 2 * runtime.NumCPU(), SyncMaxRequests: 20000, SyncTimeout: 30 * time.Second},
 		Calibrations:     CalibrationsConfig{UploadLimitBytes: 64 << 20, SyncMaxRequests: 1000, SyncTimeout: time.Minute},
 		Models:           ModelsConfig{MaxAdded: 200},
 		Jobs: JobsConfig{
@@ -322,6 +338,10 @@ func (c Config) Validate() error {
 		return bad("shutdown_drain", "must be >= 0")
 	case c.ShutdownGrace < 0:
 		return bad("shutdown_grace", "must be >= 0")
+	case c.Limits.Simulations < 1 || c.Limits.Simulations > 4096:
+		return bad("limits.simulations", "must be in [1, 4096]")
+	case c.Simulate.MaxConcurrent < 1 || c.Simulate.MaxConcurrent > 1<<16:
+		return bad("simulate.max_concurrent", "must be in [1, 65536]")
 	case c.Simulate.SyncMaxRequests < 1:
 		return bad("simulate.sync_max_requests", "must be >= 1")
 	case c.Simulate.SyncTimeout <= 0:

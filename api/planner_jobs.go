@@ -46,8 +46,12 @@ func (s *Server) jobEnv() scenario.Env { return s.engine.Env(s.runEnv(s.cfg.Jobs
 // catalog is the catalog served now.
 func (s *Server) catalog() *catalogs.Catalog { return s.engine.Env(RunEnv{}).Catalog }
 
-// runner runs a planner job's simulations on every core.
-func (s *Server) runner() *plan.Runner { return &plan.Runner{Env: s.jobEnv()} }
+// runner runs a planner job's simulations in the CPU budget: each takes a
+// slot (after synchronous calls), so parallel jobs together run at most
+// limits.simulations at once.
+func (s *Server) runner() *plan.Runner {
+	return &plan.Runner{Env: s.jobEnv(), Workers: s.cfg.Limits.Simulations, Slots: jobSlots{s.cpu}}
+}
 
 // decodeParams decodes a kind's params strictly into dst and checks its
 // binding tags.

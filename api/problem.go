@@ -73,6 +73,9 @@ var (
 	ErrSimulation = errors.New("the scenario cannot be simulated")
 	// ErrQueueFull marks a job queue with no room; see QueueFullError.
 	ErrQueueFull = errors.New("job queue full")
+	// ErrBusy marks a synchronous simulation refused because as many as
+	// the server admits are in flight; see BusyError.
+	ErrBusy = errors.New("server busy")
 	// ErrShuttingDown marks work refused or stopped because the server is
 	// stopping.
 	ErrShuttingDown = errors.New("server shutting down")
@@ -100,7 +103,20 @@ type QueueFullError struct{ RetryAfterS int }
 func (e *QueueFullError) Error() string {
 	return fmt.Sprintf("%v: retry in about %d s", ErrQueueFull, e.RetryAfterS)
 }
-func (e *QueueFullError) Unwrap() error { return ErrQueueFull }
+func (e *QueueFullError) Unwrap() error   { return ErrQueueFull }
+func (e *QueueFullError) retryAfter() int { return e.RetryAfterS }
+
+// BusyError is ErrBusy with a hint of when to retry (429).
+type BusyError struct {
+	RetryAfterS int
+	Reason      string
+}
+
+func (e *BusyError) Error() string {
+	return fmt.Sprintf("%v: %s; retry in about %d s, or submit a job (POST /v1/jobs)", ErrBusy, e.Reason, e.RetryAfterS)
+}
+func (e *BusyError) Unwrap() error   { return ErrBusy }
+func (e *BusyError) retryAfter() int { return e.RetryAfterS }
 
 // bodyTooLargeError is a body over the limit (413).
 type bodyTooLargeError struct{ limit int64 }
@@ -200,6 +216,8 @@ func problemFor(err error) (p Problem, internal bool) {
 		return problem(http.StatusUnprocessableEntity, "unsimulatable", "Cannot simulate", err.Error()), false
 	case errors.Is(err, ErrQueueFull):
 		return problem(http.StatusTooManyRequests, "queue-full", "Job queue full", err.Error()), false
+	case errors.Is(err, ErrBusy):
+		return problem(http.StatusTooManyRequests, "busy", "Server busy", err.Error()), false
 	case errors.Is(err, ErrShuttingDown), errors.Is(err, context.Canceled):
 		return problem(http.StatusServiceUnavailable, "cancelled", "Cancelled", err.Error()), false
 	case errors.Is(err, context.DeadlineExceeded):
@@ -224,9 +242,9 @@ func (s *Server) fail(c *gin.Context, err error) {
 	if internal {
 		s.log.Error("request failed", "method", c.Request.Method, "path", c.Request.URL.Path, "err", err)
 	}
-	var qf *QueueFullError
-	if errors.As(err, &qf) {
-		c.Header("Retry-After", strconv.Itoa(qf.RetryAfterS))
+	var ra interface{ retryAfter() int }
+	if errors.As(err, &ra) {
+		c.Header("Retry-After", strconv.Itoa(ra.retryAfter()))
 	}
 	writeProblem(c, p)
 }

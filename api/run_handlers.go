@@ -66,6 +66,15 @@ func (s *Server) capacity(c *gin.Context) {
 //	@Failure		503			{object}	Problem	"cancelled (server shutting down)"
 //	@Router			/v1/simulate [post]
 func (s *Server) simulate(c *gin.Context) {
+	done, err := s.gate.admit()
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	defer done()
+	parent := c.Request.Context()
+	ctx, cancel := context.WithTimeout(parent, s.cfg.Simulate.SyncTimeout)
+	defer cancel()
 	body, err := readBody(c)
 	if err != nil {
 		s.fail(c, err)
@@ -84,11 +93,14 @@ func (s *Server) simulate(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	parent := c.Request.Context()
-	ctx, cancel := context.WithTimeout(parent, s.cfg.Simulate.SyncTimeout)
-	defer cancel()
+	release, err := s.syncSlot(ctx, parent)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
 	start := time.Now()
 	rep, err := s.engine.Simulate(ctx, res, nil)
+	release()
 	if err != nil && errors.Is(err, context.DeadlineExceeded) && parent.Err() == nil {
 		err = fmt.Errorf("%w: the simulation ran past the synchronous time limit of %s; run it as a job: POST /v1/jobs with {\"kind\": \"simulate\", \"params\": <scenario>}",
 			ErrOverLimit, s.cfg.Simulate.SyncTimeout)
@@ -122,8 +134,13 @@ func (s *Server) runSimulateJob(ctx context.Context, params json.RawMessage, pro
 	if err != nil {
 		return nil, err
 	}
+	release, err := s.jobSlot(ctx)
+	if err != nil {
+		return nil, err
+	}
 	start := time.Now()
 	rep, err := s.engine.Simulate(ctx, res, progress)
+	release()
 	if err != nil {
 		return nil, err
 	}

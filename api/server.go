@@ -44,6 +44,10 @@ type Server struct {
 	// tokenSum is the SHA-256 of auth_token (nil: no authentication).
 	tokenSum []byte
 	abort    <-chan struct{}
+	// cpu is the CPU budget every simulation takes a slot of.
+	cpu *budget
+	// gate admits synchronous simulations.
+	gate *syncGate
 }
 
 var ginMode sync.Once
@@ -62,6 +66,9 @@ func New(cfg Config, opt Options) (*Server, error) {
 	ginMode.Do(func() { gin.SetMode(gin.ReleaseMode) })
 	s := &Server{cfg: cfg, log: opt.Logger, engine: opt.Engine, metrics: newMetrics(), tokenSum: tokenDigest(cfg.AuthToken), abort: opt.Abort}
 	s.validate = newValidator(opt.Engine.Model)
+	s.cpu = newBudget(cfg.Limits.Simulations)
+	s.gate = &syncGate{max: cfg.Simulate.MaxConcurrent, slots: cfg.Limits.Simulations}
+	s.metrics.watch(s)
 	s.jobs = NewJobManager(JobOptions{
 		Workers: cfg.Jobs.Workers, QueueSize: cfg.Jobs.QueueSize, ResultTTL: cfg.Jobs.ResultTTL,
 		MaxFinished: cfg.Jobs.MaxFinished, Timeout: cfg.Jobs.Timeout, Logger: opt.Logger,

@@ -35,6 +35,8 @@ var serveFlags = []struct{ flag, key, usage string }{
 	{"calibration-upload-limit-bytes", "calibrations.upload_limit_bytes", "largest POST /v1/calibrations upload in bytes (413 beyond)"},
 	{"calibration-sync-max-requests", "calibrations.sync_max_requests", "most measured requests a synchronous calibration replays (422 beyond: use ?async=true)"},
 	{"calibration-sync-timeout", "calibrations.sync_timeout", "wall-time limit of a synchronous calibration"},
+	{"simulations", "limits.simulations", "CPU budget: the most simulations running at once, synchronous calls and jobs together (default: the number of cores)"},
+	{"sync-max-concurrent", "simulate.max_concurrent", "most synchronous simulations in flight before the next is refused with 429 (default: twice the cores)"},
 	{"sync-max-requests", "simulate.sync_max_requests", "most simulated requests of a synchronous POST /v1/simulate"},
 	{"sync-timeout", "simulate.sync_timeout", "wall-time limit of a synchronous POST /v1/simulate"},
 	{"job-workers", "jobs.workers", "jobs run in parallel (default: the number of cores)"},

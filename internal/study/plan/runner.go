@@ -11,11 +11,27 @@ import (
 	"github.com/headroom-sim/headroom/sim"
 )
 
+// Slots is a budget of simulations shared beyond one Runner: a server
+// gives all its Runners (and its other simulations) one, so that parallel
+// jobs together run no more simulations than it has cores.
+// *semaphore.Weighted (golang.org/x/sync) is one.
+type Slots interface {
+	// Acquire takes n slots, waiting until they are free or ctx ends.
+	Acquire(ctx context.Context, n int64) error
+	// Release returns n slots.
+	Release(n int64)
+}
+
 // Runner resolves and simulates scenarios.
 type Runner struct {
 	Env scenario.Env
-	// Workers bounds parallel simulations (0 = GOMAXPROCS).
+	// Workers bounds the simulations this Runner runs at once (0 =
+	// GOMAXPROCS).
 	Workers int
+	// Slots, when set, is a shared budget each simulation takes one slot of
+	// while it runs, on top of Workers (nil: Workers alone bounds them, as
+	// the CLI wants).
+	Slots Slots
 	// MaxEvents bounds each simulation (0 = the simulator's default).
 	MaxEvents int64
 
@@ -69,6 +85,12 @@ func (r *Runner) Run(ctx context.Context, s scenario.Scenario) Outcome {
 		return Outcome{Err: err}
 	}
 	res.Config.MaxEvents = r.MaxEvents
+	if r.Slots != nil {
+		if err := r.Slots.Acquire(ctx, 1); err != nil {
+			return Outcome{Resolved: res, Err: err}
+		}
+		defer r.Slots.Release(1)
+	}
 	rep, err := sim.Run(ctx, res.Config)
 	return Outcome{Report: rep, Resolved: res, Err: err}
 }

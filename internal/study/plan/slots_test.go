@@ -1,0 +1,88 @@
+package plan
+
+import (
+	"context"
+	"sync"
+	"testing"
+)
+
+// countingSlots is a Slots of n slots that records how many were taken at
+// most, and in all.
+type countingSlots struct {
+	ch             chan struct{}
+	mu             sync.Mutex
+	held, max, all int
+}
+
+func newCountingSlots(n int) *countingSlots { return &countingSlots{ch: make(chan struct{}, n)} }
+
+func (c *countingSlots) Acquire(ctx context.Context, n int64) error {
+	for range n {
+		select {
+		case c.ch <- struct{}{}:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	c.mu.Lock()
+	c.held += int(n)
+	c.all += int(n)
+	c.max = max(c.max, c.held)
+	c.mu.Unlock()
+	return nil
+}
+
+func (c *countingSlots) Release(n int64) {
+	c.mu.Lock()
+	c.held -= int(n)
+	c.mu.Unlock()
+	for range n {
+		<-c.ch
+	}
+}
+
+// TestRunnerTakesSharedSlots: with a shared budget, every simulation of a
+// sweep and of a plan (its replica searches and its headroom searches)
+// takes a slot, and no more run at once than the budget holds, whatever
+// Workers says.
+func TestRunnerTakesSharedSlots(t *testing.T) {
+	slots := newCountingSlots(2)
+	r := runner(t)
+	r.Workers, r.Slots = 8, slots
+	res, err := r.Sweep(context.Background(), SweepSpec{Scenario: small(40), Axes: []Axis{
+		{Path: "engine.max_num_seqs", Values: []any{8, 16, 32, 64}},
+		{Path: "tp", Values: []any{1, 2}},
+	}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if slots.all != len(res.Points) || slots.max > 2 || slots.held != 0 {
+		t.Fatalf("sweep of %d points: %d slots taken, %d at once, %d still held", len(res.Points), slots.all, slots.max, slots.held)
+	}
+
+	slots = newCountingSlots(3)
+	r.Slots = slots
+	pr, err := r.Plan(context.Background(), PlanSpec{Scenario: small(40), GPUs: []string{"h100-sxm", "a100-80gb", "l40s"}, TPs: []int{1, 2}, MaxReplicas: 2, HeadroomRequests: 40}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if slots.all < pr.Simulations || slots.max > 3 || slots.held != 0 {
+		t.Fatalf("plan of %d simulations: %d slots taken, %d at once, %d still held", pr.Simulations, slots.all, slots.max, slots.held)
+	}
+}
+
+// TestRunnerSlotsHonourContext: a simulation waiting for a slot stops
+// with ctx.
+func TestRunnerSlotsHonourContext(t *testing.T) {
+	slots := newCountingSlots(1)
+	if err := slots.Acquire(context.Background(), 1); err != nil {
+		t.Fatal(err)
+	}
+	r := runner(t)
+	r.Slots = slots
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if out := r.Run(ctx, small(10)); out.Err != context.Canceled {
+		t.Fatalf("err %v, want context.Canceled", out.Err)
+	}
+}
