@@ -67,6 +67,13 @@ type LimitsConfig struct {
 	// runs several; each takes a slot while it runs). Synchronous calls are
 	// served before jobs. Default: the number of cores.
 	Simulations int `koanf:"simulations" yaml:"simulations"`
+	// TimeseriesPoints bounds the points of a report's time series
+	// (report.timeseries: one per simulated second), in synchronous answers
+	// and job results: a longer series is coarsened to one point per k
+	// seconds, as a scrape every k seconds would see it (gauges at the end
+	// of each window, rates averaged over it, totals as they stand), and
+	// says so (the Headroom-Timeseries-Step-S header; the job's notes).
+	TimeseriesPoints int `koanf:"timeseries_points" yaml:"timeseries_points"`
 }
 
 // SimulateConfig bounds the synchronous POST /v1/simulate.
@@ -119,6 +126,12 @@ type JobsConfig struct {
 	MaxRequests int `koanf:"max_requests" yaml:"max_requests"`
 	// Timeout bounds the wall time of one job.
 	Timeout time.Duration `koanf:"timeout" yaml:"timeout"`
+	// MaxResultBytes bounds one job's result, kept encoded as compact JSON:
+	// a larger one fails the job (422 result-too-large).
+	MaxResultBytes int64 `koanf:"max_result_bytes" yaml:"max_result_bytes"`
+	// MaxResultsBytes bounds the results kept together: to keep a new one
+	// the oldest finished jobs are dropped (logged).
+	MaxResultsBytes int64 `koanf:"max_results_bytes" yaml:"max_results_bytes"`
 }
 
 // LogConfig selects the log output.
@@ -135,13 +148,14 @@ func DefaultConfig() Config {
 		ShutdownDrain:    5 * time.Second,
 		ShutdownGrace:    30 * time.Second,
 		CalibrationStore: "headroom-calibrations.db",
-		Limits:           LimitsConfig{Simulations: runtime.NumCPU()},
+		Limits:           LimitsConfig{Simulations: runtime.NumCPU(), TimeseriesPoints: 50000},
 		Simulate:         SimulateConfig{MaxConcurrent: 2 * runtime.NumCPU(), SyncMaxRequests: 20000, SyncTimeout: 30 * time.Second},
 		Calibrations:     CalibrationsConfig{UploadLimitBytes: 64 << 20, SyncMaxRequests: 1000, SyncTimeout: time.Minute},
 		Models:           ModelsConfig{MaxAdded: 200},
 		Jobs: JobsConfig{
 			Workers: runtime.NumCPU(), QueueSize: 64, ResultTTL: time.Hour, MaxFinished: 1000,
 			MaxRequests: 1000000, Timeout: time.Hour,
+			MaxResultBytes: 64 << 20, MaxResultsBytes: 1 << 30,
 		},
 		Log: LogConfig{Level: "info", Format: "text"},
 	}
@@ -340,6 +354,8 @@ func (c Config) Validate() error {
 		return bad("shutdown_grace", "must be >= 0")
 	case c.Limits.Simulations < 1 || c.Limits.Simulations > 4096:
 		return bad("limits.simulations", "must be in [1, 4096]")
+	case c.Limits.TimeseriesPoints < 10:
+		return bad("limits.timeseries_points", "must be >= 10")
 	case c.Simulate.MaxConcurrent < 1 || c.Simulate.MaxConcurrent > 1<<16:
 		return bad("simulate.max_concurrent", "must be in [1, 65536]")
 	case c.Simulate.SyncMaxRequests < 1:
@@ -366,6 +382,10 @@ func (c Config) Validate() error {
 		return bad("jobs.max_requests", "must be >= 1")
 	case c.Jobs.Timeout <= 0:
 		return bad("jobs.timeout", "must be > 0")
+	case c.Jobs.MaxResultBytes < 1024:
+		return bad("jobs.max_result_bytes", "must be >= 1024")
+	case c.Jobs.MaxResultsBytes < c.Jobs.MaxResultBytes:
+		return bad("jobs.max_results_bytes", fmt.Sprintf("must be >= jobs.max_result_bytes (%d)", c.Jobs.MaxResultBytes))
 	case !slices.Contains([]string{"debug", "info", "warn", "error"}, c.Log.Level):
 		return bad("log.level", fmt.Sprintf("%q is not debug, info, warn or error", c.Log.Level))
 	case !slices.Contains([]string{"text", "json"}, c.Log.Format):

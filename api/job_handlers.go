@@ -2,9 +2,11 @@ package api
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
 
 	"github.com/gin-gonic/gin"
 
@@ -82,7 +84,40 @@ func (s *Server) getJob(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	s.respond(c, http.StatusOK, v)
+	s.respondJob(c, v)
+}
+
+// respondJob writes a job's view with its kept result spliced in as it is
+// stored: the result is neither decoded nor copied, however large.
+func (s *Server) respondJob(c *gin.Context, v JobView) {
+	raw := v.Result
+	v.Result = nil
+	head, err := marshalJSON(v)
+	if err != nil {
+		s.fail(c, fmt.Errorf("encode response: %w", err))
+		return
+	}
+	if len(raw) == 0 {
+		c.Data(http.StatusOK, "application/json; charset=utf-8", head)
+		return
+	}
+	// head is an indented object, {…\n  "last": value\n}\n: open it
+	// after its last member and add the result.
+	head, ok := bytes.CutSuffix(head, []byte("\n}\n"))
+	if !ok {
+		s.fail(c, fmt.Errorf("encode response: unexpected view encoding"))
+		return
+	}
+	head = append(head, ",\n  \"result\": "...)
+	tail := []byte("\n}\n")
+	c.Header("Content-Type", "application/json; charset=utf-8")
+	c.Header("Content-Length", strconv.Itoa(len(head)+len(raw)+len(tail)))
+	c.Status(http.StatusOK)
+	for _, b := range [][]byte{head, raw, tail} {
+		if _, err := c.Writer.Write(b); err != nil {
+			return // the client left
+		}
+	}
 }
 
 // jobChart answers a job's result as its default chart.
@@ -97,8 +132,30 @@ func (s *Server) jobChart(c *gin.Context) {
 		s.fail(c, fmt.Errorf("%w: job %s is %s; its chart can be drawn once it has succeeded", ErrNotFinished, id, v.State))
 		return
 	}
+	// Drawing decodes the kept result: it is admitted and takes a slot of
+	// the CPU budget as a synchronous simulation does.
+	done, err := s.gate.admit()
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	defer done()
+	parent := c.Request.Context()
+	ctx, cancel := context.WithTimeout(parent, s.cfg.Simulate.SyncTimeout)
+	defer cancel()
+	release, err := s.syncSlot(ctx, parent)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	defer release()
+	v, res, err := s.jobs.Result(id)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
 	var b bytes.Buffer
-	err = plot.Render(&b, v.Result)
+	err = plot.Render(&b, res)
 	switch {
 	case errors.Is(err, plot.ErrNoChart):
 		err = fmt.Errorf("%w: a %s job's result has no chart (charts: sweep, plan, curve, maxload, and simulate with report.timeseries); ask for application/json", ErrNotAcceptable, v.Kind)
@@ -114,8 +171,8 @@ func (s *Server) jobChart(c *gin.Context) {
 
 // cancelJob godoc
 //
-//	@Summary		Cancel a job
-//	@Description	A queued job is cancelled at once; a running one stops promptly and ends cancelled. A finished job is left as it is. Answers the job.
+//	@Summary		Cancel or delete a job
+//	@Description	A queued job is cancelled at once; a running one stops promptly and ends cancelled (both stay listed, cancelled, until jobs.result_ttl). A finished job (succeeded, failed or cancelled) is deleted and its result freed: later GETs answer 404. Answers the job as it was.
 //	@Tags			jobs
 //	@Produce		json,application/problem+json
 //	@Param			id	path		string	true	"job id"
@@ -123,7 +180,7 @@ func (s *Server) jobChart(c *gin.Context) {
 //	@Failure		404	{object}	Problem	"unknown or expired job"
 //	@Router			/v1/jobs/{id} [delete]
 func (s *Server) cancelJob(c *gin.Context) {
-	v, err := s.jobs.Cancel(c.Param("id"))
+	v, _, err := s.jobs.Cancel(c.Param("id"))
 	if err != nil {
 		s.fail(c, err)
 		return

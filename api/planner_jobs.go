@@ -502,5 +502,8 @@ func (s *Server) runCompareJob(ctx context.Context, params json.RawMessage, prog
 	if err != nil {
 		return nil, simulationError(ctx, err)
 	}
-	return res, nil
+	n := s.cfg.Limits.TimeseriesPoints
+	notes := append(coarsenNote("report_a.timeseries", coarsen(res.ReportA, n), n),
+		coarsenNote("report_b.timeseries", coarsen(res.ReportB, n), n)...)
+	return Noted{Value: res, Notes: notes}, nil
 }

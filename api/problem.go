@@ -106,6 +106,13 @@ func (e *QueueFullError) Error() string {
 func (e *QueueFullError) Unwrap() error   { return ErrQueueFull }
 func (e *QueueFullError) retryAfter() int { return e.RetryAfterS }
 
+// ResultTooLargeError is a job result over jobs.max_result_bytes (422).
+type ResultTooLargeError struct{ Bytes, Limit int64 }
+
+func (e *ResultTooLargeError) Error() string {
+	return fmt.Sprintf("the result is %d bytes, more than jobs.max_result_bytes (%d): ask for less (fewer sweep points, report.timeseries off, a shorter run)", e.Bytes, e.Limit)
+}
+
 // BusyError is ErrBusy with a hint of when to retry (429).
 type BusyError struct {
 	RetryAfterS int
@@ -212,6 +219,8 @@ func problemFor(err error) (p Problem, internal bool) {
 		return p, false
 	case errors.Is(err, scenario.ErrTooLarge), errors.Is(err, ErrOverLimit), errors.Is(err, sim.ErrEventLimit), errors.Is(err, ErrLimit):
 		return problem(http.StatusUnprocessableEntity, "over-limit", "Over the limit", err.Error()), false
+	case errors.As(err, new(*ResultTooLargeError)):
+		return problem(http.StatusUnprocessableEntity, "result-too-large", "Result too large", err.Error()), false
 	case errors.Is(err, ErrSimulation):
 		return problem(http.StatusUnprocessableEntity, "unsimulatable", "Cannot simulate", err.Error()), false
 	case errors.Is(err, ErrQueueFull):

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -110,8 +111,15 @@ func (s *Server) simulate(c *gin.Context) {
 		return
 	}
 	s.metrics.simulated("sync", rep.Requests.Total, time.Since(start))
+	if k := coarsen(rep, s.cfg.Limits.TimeseriesPoints); k > 1 {
+		c.Header(TimeseriesStepHeader, strconv.Itoa(k))
+	}
 	s.respond(c, http.StatusOK, rep)
 }
+
+// TimeseriesStepHeader carries, on a synchronous report whose time series
+// was coarsened, the seconds between its points.
+const TimeseriesStepHeader = "Headroom-Timeseries-Step-S"
 
 // checkSimulateJob decodes and resolves a simulate job's scenario, so that
 // bad input is refused at submission.
@@ -145,5 +153,6 @@ func (s *Server) runSimulateJob(ctx context.Context, params json.RawMessage, pro
 		return nil, err
 	}
 	s.metrics.simulated("job", rep.Requests.Total, time.Since(start))
-	return rep, nil
+	k := coarsen(rep, s.cfg.Limits.TimeseriesPoints)
+	return Noted{Value: rep, Notes: coarsenNote("timeseries", k, s.cfg.Limits.TimeseriesPoints)}, nil
 }

@@ -72,6 +72,7 @@ func New(cfg Config, opt Options) (*Server, error) {
 	s.jobs = NewJobManager(JobOptions{
 		Workers: cfg.Jobs.Workers, QueueSize: cfg.Jobs.QueueSize, ResultTTL: cfg.Jobs.ResultTTL,
 		MaxFinished: cfg.Jobs.MaxFinished, Timeout: cfg.Jobs.Timeout, Logger: opt.Logger,
+		MaxResultBytes: cfg.Jobs.MaxResultBytes, MaxResultsBytes: cfg.Jobs.MaxResultsBytes,
 		OnTransition: s.metrics.jobTransition,
 	})
 	s.jobs.Register("simulate", s.runSimulateJob, s.checkSimulateJob)

@@ -36,6 +36,7 @@ var serveFlags = []struct{ flag, key, usage string }{
 	{"calibration-sync-max-requests", "calibrations.sync_max_requests", "most measured requests a synchronous calibration replays (422 beyond: use ?async=true)"},
 	{"calibration-sync-timeout", "calibrations.sync_timeout", "wall-time limit of a synchronous calibration"},
 	{"simulations", "limits.simulations", "CPU budget: the most simulations running at once, synchronous calls and jobs together (default: the number of cores)"},
+	{"timeseries-points", "limits.timeseries_points", "most points of a report's time series; longer ones are coarsened to one point per k seconds"},
 	{"sync-max-concurrent", "simulate.max_concurrent", "most synchronous simulations in flight before the next is refused with 429 (default: twice the cores)"},
 	{"sync-max-requests", "simulate.sync_max_requests", "most simulated requests of a synchronous POST /v1/simulate"},
 	{"sync-timeout", "simulate.sync_timeout", "wall-time limit of a synchronous POST /v1/simulate"},
@@ -45,6 +46,8 @@ var serveFlags = []struct{ flag, key, usage string }{
 	{"job-max-finished", "jobs.max_finished", "most finished jobs kept"},
 	{"job-max-requests", "jobs.max_requests", "most simulated requests of one job"},
 	{"job-timeout", "jobs.timeout", "wall-time limit of one job"},
+	{"job-max-result-bytes", "jobs.max_result_bytes", "largest result of one job, kept as compact JSON (the job fails beyond it)"},
+	{"job-max-results-bytes", "jobs.max_results_bytes", "largest size of all results kept together (the oldest finished jobs are dropped to make room)"},
 	{"log-level", "log.level", "debug|info|warn|error"},
 	{"log-format", "log.format", "text|json"},
 }
