@@ -94,3 +94,29 @@ func (s *Server) jobSlot(ctx context.Context) (release func(), err error) {
 	}
 	return func() { s.cpu.release(1) }, nil
 }
+
+// runSync runs f, which holds a slot that release returns, and answers
+// when f does or when ctx ends, whichever comes first: a synchronous call
+// keeps its wall-time limit even when the simulation looks at its context
+// late (the simulator checks it every few thousand events). f then goes on
+// until it notices, and only then frees its slot: the CPU budget stays
+// exact.
+func runSync[T any](ctx context.Context, release func(), f func() (T, error)) (T, error) {
+	type outcome struct {
+		v   T
+		err error
+	}
+	out := make(chan outcome, 1)
+	go func() {
+		defer release()
+		v, err := f()
+		out <- outcome{v, err}
+	}()
+	select {
+	case o := <-out:
+		return o.v, o.err
+	case <-ctx.Done():
+		var zero T
+		return zero, ctx.Err()
+	}
+}

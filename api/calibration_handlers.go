@@ -98,6 +98,10 @@ func (s *Server) createCalibration(c *gin.Context) {
 			ErrOverLimit, n, limit))
 		return
 	}
+	if n, limit := runTokens(in.run), s.cfg.Simulate.SyncMaxTokens; n > float64(limit) {
+		s.fail(c, &OverLimitError{Field: "file", Reason: fmt.Sprintf("replaying the run simulates about %.3g tokens, more than a synchronous fit may (simulate.sync_max_tokens %d); add ?async=true to fit it as a job", n, limit)})
+		return
+	}
 	parent := c.Request.Context()
 	ctx, cancel := context.WithTimeout(parent, s.cfg.Calibrations.SyncTimeout)
 	defer cancel()
@@ -106,8 +110,7 @@ func (s *Server) createCalibration(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	f, err := s.fitCalibration(ctx, in)
-	release()
+	f, err := runSync(ctx, release, func() (*calibrate.File, error) { return s.fitCalibration(ctx, in) })
 	if err != nil && errors.Is(err, context.DeadlineExceeded) && parent.Err() == nil {
 		err = fmt.Errorf("%w: the fit ran past the synchronous time limit of %s (calibrations.sync_timeout); add ?async=true to fit it as a job",
 			ErrOverLimit, s.cfg.Calibrations.SyncTimeout)
@@ -342,6 +345,9 @@ func (s *Server) prepareCalibration(p *CalibrateParams) (*calibrationInput, erro
 	if n, limit := replayRequests(run), s.cfg.Jobs.MaxRequests; n > limit {
 		return nil, fmt.Errorf("%w: the run has %d requests, the limit is %d (jobs.max_requests)", scenario.ErrTooLarge, n, limit)
 	}
+	if n, limit := runTokens(run), s.cfg.Jobs.MaxTokens; n > float64(limit) {
+		return nil, &OverLimitError{Field: "file", Reason: fmt.Sprintf("%s: replaying the run simulates about %.3g tokens (prompts and outputs), more than jobs.max_tokens allows (%d)", run.Name, n, limit)}
+	}
 	// The replay must resolve (a configuration that cannot start is a 4xx
 	// now, not a failed fit later).
 	if _, err := replay.Config(run, cat, replay.Options{}); err != nil {
@@ -398,6 +404,9 @@ func (s *Server) fitCalibration(ctx context.Context, in *calibrationInput) (*cal
 			err = fmt.Errorf("%w: %w", ErrCalibration, err)
 		}
 		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err // the caller has given up: store nothing it will not hear of
 	}
 	if err := s.cals.create(f, time.Now()); err != nil {
 		return nil, err

@@ -86,6 +86,11 @@ type SimulateConfig struct {
 	// SyncMaxRequests is the most simulated requests a synchronous call may
 	// run; larger scenarios get 422 and belong in a job.
 	SyncMaxRequests int `koanf:"sync_max_requests" yaml:"sync_max_requests"`
+	// SyncMaxTokens bounds the tokens (prompts and outputs, estimated
+	// before the run) a synchronous call simulates: what its time grows
+	// with, rejected requests included; larger scenarios get 422 and belong
+	// in a job.
+	SyncMaxTokens int64 `koanf:"sync_max_tokens" yaml:"sync_max_tokens"`
 	// SyncTimeout is the wall-time limit of a synchronous call.
 	SyncTimeout time.Duration `koanf:"sync_timeout" yaml:"sync_timeout"`
 }
@@ -124,6 +129,10 @@ type JobsConfig struct {
 	// runs: a simulate job's run, each point of a sweep, each probe of a
 	// search, each side of a comparison, a calibration's replay.
 	MaxRequests int `koanf:"max_requests" yaml:"max_requests"`
+	// MaxTokens bounds the tokens (prompts and outputs, estimated before it
+	// runs) of each simulation a job runs, as max_requests bounds its
+	// requests (a calibration: of one replay of the run).
+	MaxTokens int64 `koanf:"max_tokens" yaml:"max_tokens"`
 	// Timeout bounds the wall time of one job.
 	Timeout time.Duration `koanf:"timeout" yaml:"timeout"`
 	// MaxResultBytes bounds one job's result, kept encoded as compact JSON:
@@ -149,12 +158,12 @@ func DefaultConfig() Config {
 		ShutdownGrace:    30 * time.Second,
 		CalibrationStore: "headroom-calibrations.db",
 		Limits:           LimitsConfig{Simulations: runtime.NumCPU(), TimeseriesPoints: 50000},
-		Simulate:         SimulateConfig{MaxConcurrent: 2 * runtime.NumCPU(), SyncMaxRequests: 20000, SyncTimeout: 30 * time.Second},
+		Simulate:         SimulateConfig{MaxConcurrent: 2 * runtime.NumCPU(), SyncMaxRequests: 20000, SyncMaxTokens: 500_000_000, SyncTimeout: 30 * time.Second},
 		Calibrations:     CalibrationsConfig{UploadLimitBytes: 64 << 20, SyncMaxRequests: 1000, SyncTimeout: time.Minute},
 		Models:           ModelsConfig{MaxAdded: 200},
 		Jobs: JobsConfig{
 			Workers: runtime.NumCPU(), QueueSize: 64, ResultTTL: time.Hour, MaxFinished: 1000,
-			MaxRequests: 1000000, Timeout: time.Hour,
+			MaxRequests: 1000000, MaxTokens: 50_000_000_000, Timeout: time.Hour,
 			MaxResultBytes: 64 << 20, MaxResultsBytes: 1 << 30,
 		},
 		Log: LogConfig{Level: "info", Format: "text"},
@@ -360,6 +369,8 @@ func (c Config) Validate() error {
 		return bad("simulate.max_concurrent", "must be in [1, 65536]")
 	case c.Simulate.SyncMaxRequests < 1:
 		return bad("simulate.sync_max_requests", "must be >= 1")
+	case c.Simulate.SyncMaxTokens < 1:
+		return bad("simulate.sync_max_tokens", "must be >= 1")
 	case c.Simulate.SyncTimeout <= 0:
 		return bad("simulate.sync_timeout", "must be > 0")
 	case c.Calibrations.UploadLimitBytes < 1024:
@@ -380,6 +391,8 @@ func (c Config) Validate() error {
 		return bad("jobs.max_finished", "must be >= 1")
 	case c.Jobs.MaxRequests < 1:
 		return bad("jobs.max_requests", "must be >= 1")
+	case c.Jobs.MaxTokens < 1:
+		return bad("jobs.max_tokens", "must be >= 1")
 	case c.Jobs.Timeout <= 0:
 		return bad("jobs.timeout", "must be > 0")
 	case c.Jobs.MaxResultBytes < 1024:

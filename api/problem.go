@@ -217,6 +217,12 @@ func problemFor(err error) (p Problem, internal bool) {
 		p := problem(http.StatusUnprocessableEntity, "over-limit", "Over the limit", err.Error())
 		p.Errors = []FieldProblem{{Field: "workload", Reason: err.Error()}}
 		return p, false
+	case errors.As(err, new(*OverLimitError)):
+		var ol *OverLimitError
+		errors.As(err, &ol)
+		p := problem(http.StatusUnprocessableEntity, "over-limit", "Over the limit", err.Error())
+		p.Errors = []FieldProblem{{Field: ol.Field, Reason: ol.Reason}}
+		return p, false
 	case errors.Is(err, scenario.ErrTooLarge), errors.Is(err, ErrOverLimit), errors.Is(err, sim.ErrEventLimit), errors.Is(err, ErrLimit):
 		return problem(http.StatusUnprocessableEntity, "over-limit", "Over the limit", err.Error()), false
 	case errors.As(err, new(*ResultTooLargeError)):

@@ -12,6 +12,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/headroom-sim/headroom/internal/study/scenario"
+	"github.com/headroom-sim/headroom/sim"
 )
 
 // capacity godoc
@@ -90,6 +91,9 @@ func (s *Server) simulate(c *gin.Context) {
 	if errors.Is(err, scenario.ErrTooLarge) {
 		err = fmt.Errorf("%w; run it as a job: POST /v1/jobs with {\"kind\": \"simulate\", \"params\": <scenario>}", err)
 	}
+	if err == nil {
+		err = checkTokens(&sc, res, s.cfg.Simulate.SyncMaxTokens, "simulate.sync_max_tokens", "; run it as a job: POST /v1/jobs with {\"kind\": \"simulate\", \"params\": <scenario>}")
+	}
 	if err != nil {
 		s.fail(c, err)
 		return
@@ -100,8 +104,7 @@ func (s *Server) simulate(c *gin.Context) {
 		return
 	}
 	start := time.Now()
-	rep, err := s.engine.Simulate(ctx, res, nil)
-	release()
+	rep, err := runSync(ctx, release, func() (*sim.Report, error) { return s.engine.Simulate(ctx, res, nil) })
 	if err != nil && errors.Is(err, context.DeadlineExceeded) && parent.Err() == nil {
 		err = fmt.Errorf("%w: the simulation ran past the synchronous time limit of %s; run it as a job: POST /v1/jobs with {\"kind\": \"simulate\", \"params\": <scenario>}",
 			ErrOverLimit, s.cfg.Simulate.SyncTimeout)
@@ -128,8 +131,16 @@ func (s *Server) checkSimulateJob(params json.RawMessage) error {
 	if err != nil {
 		return err
 	}
-	_, err = s.engine.Prepare(sc, s.runEnv(s.cfg.Jobs.MaxRequests))
-	return err
+	res, err := s.engine.Prepare(sc, s.runEnv(s.cfg.Jobs.MaxRequests))
+	if err != nil {
+		return err
+	}
+	return s.checkJobTokens(&sc, res)
+}
+
+// checkJobTokens bounds one simulation of a job by jobs.max_tokens.
+func (s *Server) checkJobTokens(sc *scenario.Scenario, res *scenario.Resolved) error {
+	return checkTokens(sc, res, s.cfg.Jobs.MaxTokens, "jobs.max_tokens", "")
 }
 
 // runSimulateJob is the simulate job kind.
@@ -140,6 +151,9 @@ func (s *Server) runSimulateJob(ctx context.Context, params json.RawMessage, pro
 	}
 	res, err := s.engine.Prepare(sc, s.runEnv(s.cfg.Jobs.MaxRequests))
 	if err != nil {
+		return nil, err
+	}
+	if err := s.checkJobTokens(&sc, res); err != nil {
 		return nil, err
 	}
 	release, err := s.jobSlot(ctx)

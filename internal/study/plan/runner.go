@@ -34,6 +34,10 @@ type Runner struct {
 	Slots Slots
 	// MaxEvents bounds each simulation (0 = the simulator's default).
 	MaxEvents int64
+	// Admit, when set, is asked before each simulation, with the scenario
+	// as it will run: an error (a server's bound on the work, say) is the
+	// simulation's outcome instead.
+	Admit func(s scenario.Scenario, res *scenario.Resolved) error
 
 	once   sync.Once
 	cached scenario.Env
@@ -85,6 +89,11 @@ func (r *Runner) Run(ctx context.Context, s scenario.Scenario) Outcome {
 		return Outcome{Err: err}
 	}
 	res.Config.MaxEvents = r.MaxEvents
+	if r.Admit != nil {
+		if err := r.Admit(s, res); err != nil {
+			return Outcome{Resolved: res, Err: err}
+		}
+	}
 	if r.Slots != nil {
 		if err := r.Slots.Acquire(ctx, 1); err != nil {
 			return Outcome{Resolved: res, Err: err}
