@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"runtime/debug"
 	"sync"
 	"time"
 )
@@ -108,9 +109,17 @@ func runSync[T any](ctx context.Context, release func(), f func() (T, error)) (T
 	}
 	out := make(chan outcome, 1)
 	go func() {
-		defer release()
-		v, err := f()
-		out <- outcome{v, err}
+		var o outcome
+		defer func() {
+			if p := recover(); p != nil {
+				// The handler's recovery cannot see this goroutine: answer a
+				// 500 with the panic and its stack for the log.
+				o = outcome{err: fmt.Errorf("panic: %v\n%s", p, debug.Stack())}
+			}
+			release() // before the answer: a caller that hears it finds the slot free
+			out <- o
+		}()
+		o.v, o.err = f()
 	}()
 	select {
 	case o := <-out:

@@ -15,6 +15,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/headroom-sim/headroom/internal/study/plan"
 )
 
 // JobState is where a job is in its life.
@@ -488,7 +490,12 @@ func (m *JobManager) finishLocked(j *job, to JobState, raw []byte, err error) {
 	m.opt.OnTransition(j.kind, from, to)
 	if err != nil && to == JobFailed {
 		if _, internal := problemFor(err); internal {
-			m.opt.Logger.Error("job failed", "job", j.id, "kind", j.kind, "err", err)
+			attrs := []any{"job", j.id, "kind", j.kind, "err", err}
+			var pe *plan.PanicError
+			if errors.As(err, &pe) {
+				attrs = append(attrs, "stack", string(pe.Stack))
+			}
+			m.opt.Logger.Error("job failed", attrs...)
 		}
 	}
 }

@@ -112,3 +112,30 @@ func TestSyncAnswersAtItsTimeLimit(t *testing.T) {
 	close(e.release)
 	waitFor(t, "the stuck simulation to free its slot", func() bool { used, _ := s.cpu.stats(); return used == 0 })
 }
+
+// TestSyncPanicIsA500: a simulation that panics, now off the handler's
+// goroutine, is still a logged 500, frees its slot, and leaves the server
+// serving.
+func TestSyncPanicIsA500(t *testing.T) {
+	base := newTestServer(t, nil)
+	s, err := New(testConfig(), Options{Engine: panicEngine{base.engine}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if p := do(t, s.Handler(), "POST", "/v1/simulate", tinyScenario).problem(t); p.Status != http.StatusInternalServerError {
+		t.Fatalf("%+v, want 500", p)
+	}
+	if used, _ := s.cpu.stats(); used != 0 {
+		t.Fatalf("%d slots held after the panic", used)
+	}
+	if r := do(t, s.Handler(), "GET", "/healthz", ""); r.status != http.StatusOK {
+		t.Fatalf("/healthz after the panic: HTTP %d", r.status)
+	}
+}
+
+type panicEngine struct{ Engine }
+
+func (panicEngine) Simulate(context.Context, *scenario.Resolved, func(float64)) (*sim.Report, error) {
+	panic("simulator fault")
+}

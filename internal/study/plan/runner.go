@@ -3,8 +3,10 @@ package plan
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"runtime"
+	"runtime/debug"
 	"sync"
 
 	"github.com/headroom-sim/headroom/internal/study/scenario"
@@ -80,10 +82,25 @@ type Outcome struct {
 	Err      error
 }
 
+// PanicError is a simulation that panicked: Run turns the panic into the
+// outcome's error, since it may run on a goroutine of RunAll or Plan that
+// no caller could recover. Stack is for the log, not for users.
+type PanicError struct {
+	Value any
+	Stack []byte
+}
+
+func (e *PanicError) Error() string { return fmt.Sprintf("simulation panicked: %v", e.Value) }
+
 // Run simulates one scenario. Files the scenario references (a trace, an
 // empirical length file) are read once per Runner, however many
 // simulations use them.
-func (r *Runner) Run(ctx context.Context, s scenario.Scenario) Outcome {
+func (r *Runner) Run(ctx context.Context, s scenario.Scenario) (out Outcome) {
+	defer func() {
+		if p := recover(); p != nil {
+			out = Outcome{Err: &PanicError{Value: p, Stack: debug.Stack()}}
+		}
+	}()
 	res, err := s.Resolve(r.env())
 	if err != nil {
 		return Outcome{Err: err}

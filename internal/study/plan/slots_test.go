@@ -2,8 +2,11 @@ package plan
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"testing"
+
+	"github.com/headroom-sim/headroom/internal/study/scenario"
 )
 
 // countingSlots is a Slots of n slots that records how many were taken at
@@ -84,5 +87,27 @@ func TestRunnerSlotsHonourContext(t *testing.T) {
 	cancel()
 	if out := r.Run(ctx, small(10)); out.Err != context.Canceled {
 		t.Fatalf("err %v, want context.Canceled", out.Err)
+	}
+}
+
+// TestRunRecoversPanics: a panic during a simulation on one of a sweep's
+// goroutines is that point's error, not the end of the process.
+func TestRunRecoversPanics(t *testing.T) {
+	r := runner(t)
+	r.Workers = 4
+	r.Admit = func(scenario.Scenario, *scenario.Resolved) error { panic("simulator fault") }
+	res, err := r.Sweep(context.Background(), SweepSpec{Scenario: small(10), Axes: []Axis{{Path: "engine.max_num_seqs", Values: []any{8, 16, 32, 64}}}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range res.Points {
+		if p.Error != "simulation panicked: simulator fault" {
+			t.Errorf("point %v: error %q", p.Values, p.Error)
+		}
+	}
+	out := r.Run(context.Background(), small(10))
+	var pe *PanicError
+	if !errors.As(out.Err, &pe) || len(pe.Stack) == 0 {
+		t.Errorf("Run: %v, want a *PanicError with its stack", out.Err)
 	}
 }
