@@ -47,7 +47,7 @@ const hugePrompts = `{"model":"llama-3.1-8b","gpu":"h100-sxm","workload":{"reque
 // tokens, not its request count alone: refused before it runs (422 naming
 // the workload and the limit), synchronously, as a job, and per sweep point.
 func TestWorkIsBoundedByTokens(t *testing.T) {
-	s := newTestServer(t, nil)
+	s := newTestServer(t, func(c *Config) { c.Jobs.MaxTokens = 1e9 })
 	s.jobs.Start()
 	defer s.jobs.Shutdown(context.Background())
 	h := s.Handler()
@@ -65,7 +65,7 @@ func TestWorkIsBoundedByTokens(t *testing.T) {
 	if p.Status != http.StatusUnprocessableEntity || len(p.Errors) == 0 || p.Errors[0].Field != "a.workload" {
 		t.Fatalf("compare job: %+v", p)
 	}
-	v := waitFinal(t, s.jobs, submit(t, h, "sweep", `{"scenario":{"model":"llama-3.1-8b","gpu":"h100-sxm","workload":{"requests":100000}},"axes":[{"path":"workload.input_tokens.value","values":[100,16000000]}]}`).ID)
+	v := waitFinal(t, s.jobs, submit(t, h, "sweep", `{"scenario":{"model":"llama-3.1-8b","gpu":"h100-sxm","workload":{"requests":200}},"axes":[{"path":"workload.input_tokens.value","values":[100,16000000]}]}`).ID)
 	r := do(t, h, "GET", "/v1/jobs/"+v.ID, "")
 	if v.State != JobSucceeded || !strings.Contains(string(r.body), "jobs.max_tokens") {
 		t.Fatalf("sweep: %s %s", v.State, r.body)
