@@ -52,7 +52,9 @@ import (
 //	@Failure		413						{object}	Problem	"body too large"
 //	@Failure		415						{object}	Problem	"not multipart/form-data"
 //	@Failure		422						{object}	Problem	"too few completed requests, infeasible, or over the synchronous limits (use async=true)"
-//	@Failure		429						{object}	Problem	"job queue full (async)"
+//	@Failure		429						{object}	Problem	"job queue full (async), or too many synchronous simulations in flight"
+//	@Header			429						{integer}	Retry-After	"seconds"
+//	@Security		BearerToken
 //	@Router			/v1/calibrations [post]
 func (s *Server) createCalibration(c *gin.Context) {
 	async, err := boolQuery(c, "async")
@@ -132,6 +134,7 @@ func (s *Server) createCalibration(c *gin.Context) {
 //	@Param			id	path		string	true	"calibration id"
 //	@Success		200	{object}	calibrate.File
 //	@Failure		404	{object}	Problem	"unknown calibration"
+//	@Security		BearerToken
 //	@Router			/v1/calibrations/{id} [get]
 func (s *Server) getCalibration(c *gin.Context) {
 	f, _, err := s.cals.get(c.Param("id"))
@@ -149,6 +152,7 @@ func (s *Server) getCalibration(c *gin.Context) {
 //	@Tags			calibrations
 //	@Produce		json,application/problem+json
 //	@Success		200	{object}	CalibrationList
+//	@Security		BearerToken
 //	@Router			/v1/calibrations [get]
 func (s *Server) listCalibrations(c *gin.Context) {
 	l, err := s.cals.list()
@@ -168,6 +172,7 @@ func (s *Server) listCalibrations(c *gin.Context) {
 //	@Param			id	path	string	true	"calibration id"
 //	@Success		204
 //	@Failure		404	{object}	Problem	"unknown calibration"
+//	@Security		BearerToken
 //	@Router			/v1/calibrations/{id} [delete]
 func (s *Server) deleteCalibration(c *gin.Context) {
 	if err := s.cals.remove(c.Param("id")); err != nil {

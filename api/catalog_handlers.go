@@ -15,6 +15,7 @@ import (
 //	@Tags			catalog
 //	@Produce		json,application/problem+json
 //	@Success		200	{array}	hardware.GPU
+//	@Security		BearerToken
 //	@Router			/v1/gpus [get]
 func (s *Server) listGPUs(c *gin.Context) {
 	s.respond(c, http.StatusOK, nonNil(s.engine.GPUs()))
@@ -29,6 +30,7 @@ func (s *Server) listGPUs(c *gin.Context) {
 //	@Param			id	path		string	true	"GPU id or alias"	example(h100-sxm)
 //	@Success		200	{object}	hardware.GPU
 //	@Failure		404	{object}	Problem	"unknown GPU"
+//	@Security		BearerToken
 //	@Router			/v1/gpus/{id} [get]
 func (s *Server) getGPU(c *gin.Context) {
 	g, err := s.engine.GPU(c.Param("id"))
@@ -46,6 +48,7 @@ func (s *Server) getGPU(c *gin.Context) {
 //	@Tags			catalog
 //	@Produce		json,application/problem+json
 //	@Success		200	{array}	models.Model
+//	@Security		BearerToken
 //	@Router			/v1/models [get]
 func (s *Server) listModels(c *gin.Context) {
 	s.respond(c, http.StatusOK, nonNil(s.engine.Models()))
@@ -60,6 +63,7 @@ func (s *Server) listModels(c *gin.Context) {
 //	@Param			id	path		string	true	"model id, alias or Hugging Face id"	example(llama-3.1-8b)
 //	@Success		200	{object}	ModelDetail
 //	@Failure		404	{object}	Problem	"unknown model"
+//	@Security		BearerToken
 //	@Router			/v1/models/{id} [get]
 func (s *Server) getModel(c *gin.Context) {
 	id := strings.TrimPrefix(c.Param("id"), "/")
@@ -91,6 +95,7 @@ func (s *Server) getModel(c *gin.Context) {
 //	@Failure		409				{object}	Problem	"the id is taken"
 //	@Failure		413				{object}	Problem	"body too large"
 //	@Failure		422				{object}	Problem	"models.max_added models are held already"
+//	@Security		BearerToken
 //	@Router			/v1/models [post]
 func (s *Server) addModel(c *gin.Context) {
 	q := ImportModelQuery{ID: c.Query("id"), HFID: c.Query("hf_id")}
@@ -134,6 +139,7 @@ func (s *Server) addModel(c *gin.Context) {
 //	@Success		204
 //	@Failure		404	{object}	Problem	"unknown model"
 //	@Failure		409	{object}	Problem	"a model of the server's catalog"
+//	@Security		BearerToken
 //	@Router			/v1/models/{id} [delete]
 func (s *Server) deleteModel(c *gin.Context) {
 	id := strings.TrimPrefix(c.Param("id"), "/")
