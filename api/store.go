@@ -132,13 +132,6 @@ func (s *catalogStore) deleteModel(name string) (string, error) {
 	return m.ID, nil
 }
 
-// addedModels is how many models are added.
-func (s *catalogStore) addedModels() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return len(s.added)
-}
-
 // write stores m as <dir>/models/<id>.yaml, atomically.
 func (s *catalogStore) write(m *models.Model, ignored []string) error {
 	var b bytes.Buffer
