@@ -263,8 +263,15 @@ func (m *JobManager) Result(id string) (JobView, any, error) {
 		return v, nil, err
 	}
 	m.mu.Lock()
-	t := m.jobs[id].resultType
+	j, ok := m.jobs[id]
+	var t reflect.Type
+	if ok {
+		t = j.resultType
+	}
 	m.mu.Unlock()
+	if !ok {
+		return v, nil, notFound("job %q", id) // deleted meanwhile
+	}
 	if t == nil {
 		return v, nil, nil
 	}
