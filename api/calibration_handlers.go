@@ -19,7 +19,6 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/headroom-sim/headroom/hardware"
 	"github.com/headroom-sim/headroom/internal/adapter/measured"
 	"github.com/headroom-sim/headroom/internal/study/calibrate"
 	"github.com/headroom-sim/headroom/internal/study/replay"
@@ -53,13 +52,23 @@ import (
 //	@Failure		413						{object}	Problem	"body too large"
 //	@Failure		415						{object}	Problem	"not multipart/form-data"
 //	@Failure		422						{object}	Problem	"too few completed requests, infeasible, or over the synchronous limits (use async=true)"
-//	@Failure		429						{object}	Problem	"job queue full (async)"
+//	@Failure		429						{object}	Problem	"job queue full (async), or too many synchronous simulations in flight"
+//	@Header			429						{integer}	Retry-After	"seconds"
+//	@Security		BearerToken
 //	@Router			/v1/calibrations [post]
 func (s *Server) createCalibration(c *gin.Context) {
 	async, err := boolQuery(c, "async")
 	if err != nil {
 		s.fail(c, err)
 		return
+	}
+	if !async {
+		done, err := s.gate.admit()
+		if err != nil {
+			s.fail(c, err)
+			return
+		}
+		defer done()
 	}
 	p, err := readCalibrationForm(c)
 	if err != nil {
@@ -91,10 +100,19 @@ func (s *Server) createCalibration(c *gin.Context) {
 			ErrOverLimit, n, limit))
 		return
 	}
+	if n, limit := runTokens(in.run), s.cfg.Simulate.SyncMaxTokens; n > float64(limit) {
+		s.fail(c, &OverLimitError{Field: "file", Reason: fmt.Sprintf("replaying the run simulates about %.3g tokens, more than a synchronous fit may (simulate.sync_max_tokens %d); add ?async=true to fit it as a job", n, limit)})
+		return
+	}
 	parent := c.Request.Context()
 	ctx, cancel := context.WithTimeout(parent, s.cfg.Calibrations.SyncTimeout)
 	defer cancel()
-	f, err := s.fitCalibration(ctx, in)
+	release, err := s.syncSlot(ctx, parent)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	f, err := runSync(ctx, release, func() (*calibrate.File, error) { return s.fitCalibration(ctx, in) })
 	if err != nil && errors.Is(err, context.DeadlineExceeded) && parent.Err() == nil {
 		err = fmt.Errorf("%w: the fit ran past the synchronous time limit of %s (calibrations.sync_timeout); add ?async=true to fit it as a job",
 			ErrOverLimit, s.cfg.Calibrations.SyncTimeout)
@@ -116,6 +134,7 @@ func (s *Server) createCalibration(c *gin.Context) {
 //	@Param			id	path		string	true	"calibration id"
 //	@Success		200	{object}	calibrate.File
 //	@Failure		404	{object}	Problem	"unknown calibration"
+//	@Security		BearerToken
 //	@Router			/v1/calibrations/{id} [get]
 func (s *Server) getCalibration(c *gin.Context) {
 	f, _, err := s.cals.get(c.Param("id"))
@@ -133,6 +152,7 @@ func (s *Server) getCalibration(c *gin.Context) {
 //	@Tags			calibrations
 //	@Produce		json,application/problem+json
 //	@Success		200	{object}	CalibrationList
+//	@Security		BearerToken
 //	@Router			/v1/calibrations [get]
 func (s *Server) listCalibrations(c *gin.Context) {
 	l, err := s.cals.list()
@@ -152,6 +172,7 @@ func (s *Server) listCalibrations(c *gin.Context) {
 //	@Param			id	path	string	true	"calibration id"
 //	@Success		204
 //	@Failure		404	{object}	Problem	"unknown calibration"
+//	@Security		BearerToken
 //	@Router			/v1/calibrations/{id} [delete]
 func (s *Server) deleteCalibration(c *gin.Context) {
 	if err := s.cals.remove(c.Param("id")); err != nil {
@@ -288,9 +309,6 @@ type calibrationInput struct {
 	run  *measured.Run
 	src  calibrate.Source
 	opts calibrate.Options
-	// nonTorchAdjustGiB is the memory calibration (0 when the run logged
-	// no KV block count).
-	nonTorchAdjustGiB float64
 }
 
 // prepareCalibration imports the file and checks everything a fit needs
@@ -313,43 +331,17 @@ func (s *Server) prepareCalibration(p *CalibrateParams) (*calibrationInput, erro
 	}
 	measured.Overrides{Model: p.Model, GPU: p.GPU, TP: p.TP, MaxNumSeqs: p.MaxNumSeqs,
 		MaxNumBatchedTokens: p.MaxNumBatchedTokens, MaxModelLen: p.MaxModelLen}.Apply(run)
-	switch {
-	case run.Model == "":
-		return nil, invalid("model", "is required: %s does not name its model", run.Name)
-	case run.GPU == "":
-		return nil, invalid("gpu", "is required: %s does not name its GPU", run.Name)
-	}
-	cat := s.catalog()
-	m, err := cat.Model(run.Model)
-	if err != nil {
-		return nil, fmt.Errorf("model: %w", err)
-	}
-	g, err := cat.GPU(run.GPU)
-	if err != nil {
-		return nil, fmt.Errorf("gpu: %w", err)
-	}
-	run.Model, run.GPU = m.ID, g.ID
 	opts := calibrate.Options{MaxEvaluations: p.MaxEvaluations}
 	if opts.MaxEvaluations == 0 {
 		opts.MaxEvaluations = 400
 	}
-	focus := run
 	if p.Stage != nil {
-		if len(run.Stages) == 0 {
-			return nil, invalid("stage", "%s holds a single benchmark", run.Name)
-		}
-		if focus = run.Stage(*p.Stage); focus == nil {
-			return nil, invalid("stage", "%s has no benchmark %d (it has %d)", run.Name, *p.Stage, len(run.Stages))
-		}
 		st := *p.Stage
 		opts.Stage = &st
 	}
-	completed := focus.Summarize().Completed
-	if completed == 0 && focus.Aggregate != nil {
-		completed = focus.Aggregate.Completed
-	}
-	if completed < calibrate.MinRequests {
-		return nil, fmt.Errorf("%s: %w: %d completed, need at least %d", run.Name, calibrate.ErrTooFewRequests, completed, calibrate.MinRequests)
+	cat := s.catalog()
+	if err := calibrate.Check(run, cat, opts); err != nil {
+		return nil, err
 	}
 	if span := sendSpan(run); span > maxReplaySpanS {
 		return nil, invalid("file", "%s: the requests' send times span %.0f s, more than a replay allows (%d s): is a time stamp missing, or in other units?",
@@ -358,17 +350,15 @@ func (s *Server) prepareCalibration(p *CalibrateParams) (*calibrationInput, erro
 	if n, limit := replayRequests(run), s.cfg.Jobs.MaxRequests; n > limit {
 		return nil, fmt.Errorf("%w: the run has %d requests, the limit is %d (jobs.max_requests)", scenario.ErrTooLarge, n, limit)
 	}
-	rr, err := replay.Config(run, cat, replay.Options{})
-	if err != nil {
+	if n, limit := runTokens(run), s.cfg.Jobs.MaxTokens; n > float64(limit) {
+		return nil, &OverLimitError{Field: "file", Reason: fmt.Sprintf("%s: replaying the run simulates about %.3g tokens (prompts and outputs), more than jobs.max_tokens allows (%d)", run.Name, n, limit)}
+	}
+	// The replay must resolve (a configuration that cannot start is a 4xx
+	// now, not a failed fit later).
+	if _, err := replay.Config(run, cat, replay.Options{}); err != nil {
 		return nil, err
 	}
 	in := &calibrationInput{run: run, opts: opts}
-	if run.LoggedBlocks > 0 && rr.Memory.BlockBytes > 0 {
-		// Memory calibration, as `headroom calibrate`: the extra per-GPU
-		// memory that makes the memory model reproduce the block count the
-		// server logged.
-		in.nonTorchAdjustGiB = float64(rr.Memory.NumGPUBlocks-run.LoggedBlocks) * rr.Memory.BlockBytes / hardware.GiB
-	}
 	sum := sha256.Sum256(p.File)
 	in.src = calibrate.Source{File: run.Name, Format: run.Format, SHA256: hex.EncodeToString(sum[:]), Run: run.Name, Requests: len(run.Requests)}
 	return in, nil
@@ -407,28 +397,21 @@ func replayRequests(run *measured.Run) int {
 	return 200 // what replay assumes of a summary without a count
 }
 
-// fitCalibration fits, stores the calibration and returns it.
+// fitCalibration fits (calibrate.Calibrate, as `headroom calibrate`),
+// stores the calibration and returns it.
 func (s *Server) fitCalibration(ctx context.Context, in *calibrationInput) (*calibrate.File, error) {
-	run := in.run
-	res, err := calibrate.Fit(ctx, run, s.catalog(), in.opts)
+	f, err := calibrate.Calibrate(ctx, in.run, s.catalog(), in.src, in.opts)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
 		if _, internal := problemFor(err); internal {
-			err = fmt.Errorf("%w: %v", ErrCalibration, err)
+			err = fmt.Errorf("%w: %w", ErrCalibration, err)
 		}
 		return nil, err
 	}
-	res.Profile.NonTorchAdjustGiB = in.nonTorchAdjustGiB
-	if err := res.Profile.Validate(); err != nil {
-		return nil, fmt.Errorf("%w: the fitted profile is invalid: %v", ErrCalibration, err)
-	}
-	f := &calibrate.File{
-		SchemaVersion: calibrate.FileSchemaVersion, Kind: calibrate.FileKind,
-		GPU: run.GPU, Model: run.Model, TP: max(run.TP, 1), EngineVersion: run.EngineVersion,
-		Source: in.src, Profile: res.Profile,
-		Fit: &calibrate.FitSummary{Fitted: res.Fitted, Evaluations: res.Evaluations, Before: res.Before, After: res.After},
+	if err := ctx.Err(); err != nil {
+		return nil, err // the caller has given up: store nothing it will not hear of
 	}
 	if err := s.cals.create(f, time.Now()); err != nil {
 		return nil, err
@@ -460,7 +443,12 @@ func (s *Server) runCalibrateJob(ctx context.Context, params json.RawMessage, pr
 		return nil, err
 	}
 	progress(0)
+	release, err := s.jobSlot(ctx) // a fit is one simulation after another
+	if err != nil {
+		return nil, err
+	}
 	f, err := s.fitCalibration(ctx, in)
+	release()
 	if err != nil {
 		return nil, err
 	}

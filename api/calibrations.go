@@ -22,14 +22,15 @@ import (
 )
 
 // calibrationStore keeps the calibrations made with POST /v1/calibrations:
-// in a bbolt file when a path is configured (opened at start when the file
-// exists, created on the first calibration otherwise, so that a server that
-// makes none leaves no file), in memory otherwise. Calibrations are never
-// changed once stored: only created and deleted.
+// in a bbolt file when a path is configured (opened, or created, at start:
+// the file's lock is held for the server's life, so a second server on the
+// same file fails at start instead of losing its first calibration), in
+// memory otherwise. Calibrations are never changed once stored: only
+// created and deleted.
 type calibrationStore struct {
 	path string
 	mu   sync.RWMutex
-	db   *bolt.DB               // nil until the file exists (or with no path)
+	db   *bolt.DB               // nil with no path, and once closed
 	mem  map[string]storedCalib // with no path
 	// closed refuses every operation after close.
 	closed bool
@@ -51,8 +52,9 @@ var errStoreClosed = fmt.Errorf("%w: the calibration store is closed", ErrShutti
 // lock.
 const boltTimeout = 2 * time.Second
 
-// openCalibrationStore opens path ("" for memory only). The directory of
-// path must exist.
+// openCalibrationStore opens path, creating the file if needed ("" for
+// memory only). The directory of path must exist; a file another process
+// holds is an error after boltTimeout.
 func openCalibrationStore(path string) (*calibrationStore, error) {
 	s := &calibrationStore{path: path}
 	if path == "" {
@@ -65,7 +67,7 @@ func openCalibrationStore(path string) (*calibrationStore, error) {
 	}
 	switch st, err := os.Stat(path); {
 	case errors.Is(err, fs.ErrNotExist):
-		return s, nil // created on the first calibration
+		// created now
 	case err != nil:
 		return nil, fmt.Errorf("calibration store: %w", err)
 	case st.IsDir():
@@ -132,11 +134,6 @@ func (s *calibrationStore) create(f *calibrate.File, now time.Time) error {
 	if s.mem != nil {
 		s.mem[f.ID] = rec
 		return nil
-	}
-	if s.db == nil {
-		if err := s.openLocked(); err != nil {
-			return err
-		}
 	}
 	raw, err := json.Marshal(rec)
 	if err != nil {

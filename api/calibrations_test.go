@@ -13,6 +13,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/headroom-sim/headroom/catalogs"
 	"github.com/headroom-sim/headroom/internal/study/calibrate"
@@ -320,7 +321,7 @@ func TestCalibrationErrors(t *testing.T) {
 }
 
 // TestCalibrationStorePersists: calibrations survive a restart (the store
-// closed and reopened), and a store that is never written leaves no file.
+// closed and reopened); the file exists from the start.
 func TestCalibrationStorePersists(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "cal.db")
@@ -328,8 +329,8 @@ func TestCalibrationStorePersists(t *testing.T) {
 	if r := do(t, s1.Handler(), "GET", "/v1/calibrations", ""); r.status != http.StatusOK || !strings.Contains(string(r.body), `"persistent": true`) {
 		t.Fatalf("list: HTTP %d: %s", r.status, r.body)
 	}
-	if _, err := os.Stat(path); !os.IsNotExist(err) {
-		t.Fatalf("the store file exists before any calibration: %v", err)
+	if _, err := os.Stat(path); err != nil {
+		t.Fatalf("the store file is not created at start: %v", err)
 	}
 	f := calibrateOK(t, s1.Handler())
 	gone := calibrateOK(t, s1.Handler())
@@ -389,6 +390,31 @@ func TestCalibrationStoreConfig(t *testing.T) {
 	if _, err := New(cfg, Options{Engine: dom}); err == nil {
 		t.Errorf("a file that is not a store opens")
 	}
+}
+
+// TestCalibrationStoreLockedFailsAtStart: two servers on a store that does
+// not exist yet: the first creates and locks it, the second fails to start
+// naming the lock (it used to start, report persistent, and lose its first
+// calibration to a 500 after the lock timeout).
+func TestCalibrationStoreLockedFailsAtStart(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "new.db")
+	s1 := newTestServer(t, func(c *Config) { c.CalibrationStore = path })
+	cfg := testConfig()
+	cfg.CalibrationStore = path
+	dom, _ := NewDomain(mustBuiltin(t), "")
+	start := time.Now()
+	s2, err := New(cfg, Options{Engine: dom})
+	if err == nil {
+		s2.Close()
+		t.Fatal("a second server started on a locked store")
+	}
+	if !strings.Contains(err.Error(), "locked by another process") || !strings.Contains(err.Error(), path) {
+		t.Errorf("err %v, want one naming the store and its lock", err)
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Errorf("start-up took %s to fail", d)
+	}
+	calibrateOK(t, s1.Handler()) // the first one still works
 }
 
 func TestCalibrationConfigKeys(t *testing.T) {

@@ -15,6 +15,7 @@ import (
 //	@Tags			catalog
 //	@Produce		json,application/problem+json
 //	@Success		200	{array}	hardware.GPU
+//	@Security		BearerToken
 //	@Router			/v1/gpus [get]
 func (s *Server) listGPUs(c *gin.Context) {
 	s.respond(c, http.StatusOK, nonNil(s.engine.GPUs()))
@@ -29,6 +30,7 @@ func (s *Server) listGPUs(c *gin.Context) {
 //	@Param			id	path		string	true	"GPU id or alias"	example(h100-sxm)
 //	@Success		200	{object}	hardware.GPU
 //	@Failure		404	{object}	Problem	"unknown GPU"
+//	@Security		BearerToken
 //	@Router			/v1/gpus/{id} [get]
 func (s *Server) getGPU(c *gin.Context) {
 	g, err := s.engine.GPU(c.Param("id"))
@@ -46,6 +48,7 @@ func (s *Server) getGPU(c *gin.Context) {
 //	@Tags			catalog
 //	@Produce		json,application/problem+json
 //	@Success		200	{array}	models.Model
+//	@Security		BearerToken
 //	@Router			/v1/models [get]
 func (s *Server) listModels(c *gin.Context) {
 	s.respond(c, http.StatusOK, nonNil(s.engine.Models()))
@@ -60,6 +63,7 @@ func (s *Server) listModels(c *gin.Context) {
 //	@Param			id	path		string	true	"model id, alias or Hugging Face id"	example(llama-3.1-8b)
 //	@Success		200	{object}	ModelDetail
 //	@Failure		404	{object}	Problem	"unknown model"
+//	@Security		BearerToken
 //	@Router			/v1/models/{id} [get]
 func (s *Server) getModel(c *gin.Context) {
 	id := strings.TrimPrefix(c.Param("id"), "/")
@@ -77,7 +81,7 @@ func (s *Server) getModel(c *gin.Context) {
 // addModel godoc
 //
 //	@Summary		Add a model from a Hugging Face config.json
-//	@Description	The body is a model's config.json. The model is kept for the life of the process, or written to the model store (`<model_store_dir>/models/<id>.yaml`) when one is configured. Unknown config.json keys are errors unless ignore_unknown is true. An id or hf_id that already names a model is a conflict.
+//	@Description	The body is a model's config.json. The model is kept for the life of the process, or written to the model store (`<model_store_dir>/models/<id>.yaml`) when one is configured. Unknown config.json keys are errors unless ignore_unknown is true. An id or hf_id that already names a model is a conflict. The server holds at most `models.max_added` added models (422 beyond: DELETE one first).
 //	@Tags			catalog
 //	@Accept			json
 //	@Produce		json,application/problem+json
@@ -90,6 +94,8 @@ func (s *Server) getModel(c *gin.Context) {
 //	@Failure		400				{object}	Problem	"invalid id or config.json"
 //	@Failure		409				{object}	Problem	"the id is taken"
 //	@Failure		413				{object}	Problem	"body too large"
+//	@Failure		422				{object}	Problem	"models.max_added models are held already"
+//	@Security		BearerToken
 //	@Router			/v1/models [post]
 func (s *Server) addModel(c *gin.Context) {
 	q := ImportModelQuery{ID: c.Query("id"), HFID: c.Query("hf_id")}
@@ -114,13 +120,37 @@ func (s *Server) addModel(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	im, err := s.engine.ImportModel(q, strings.NewReader(string(body)))
+	im, err := s.engine.ImportModel(q, strings.NewReader(string(body)), s.cfg.Models.MaxAdded)
 	if err != nil {
 		s.fail(c, err)
 		return
 	}
 	c.Header("Location", "/v1/models/"+url.PathEscape(im.Model.ID))
 	s.respond(c, http.StatusCreated, im)
+}
+
+// deleteModel godoc
+//
+//	@Summary		Delete an added model
+//	@Description	Removes a model added with POST /v1/models (by id, alias or Hugging Face id), and its file from the model store. Models of the catalog the server started with (built in, or from catalog_dir) cannot be deleted (409). Jobs already queued that name it fail when they run.
+//	@Tags			catalog
+//	@Produce		application/problem+json
+//	@Param			id	path	string	true	"model id, alias or Hugging Face id"	example(my-llama)
+//	@Success		204
+//	@Failure		404	{object}	Problem	"unknown model"
+//	@Failure		409	{object}	Problem	"a model of the server's catalog"
+//	@Security		BearerToken
+//	@Router			/v1/models/{id} [delete]
+func (s *Server) deleteModel(c *gin.Context) {
+	id := strings.TrimPrefix(c.Param("id"), "/")
+	if u, err := url.PathUnescape(id); err == nil {
+		id = u
+	}
+	if _, err := s.engine.DeleteModel(id); err != nil {
+		s.fail(c, err)
+		return
+	}
+	c.Status(http.StatusNoContent)
 }
 
 // nonNil makes an empty list encode as [].

@@ -19,7 +19,7 @@ import (
 // TestParallelSimulateIsDeterministic runs many simulations at once and
 // checks each answer is byte-identical to the same scenario run alone.
 func TestParallelSimulateIsDeterministic(t *testing.T) {
-	h := newTestServer(t, nil).Handler()
+	h := newTestServer(t, func(c *Config) { c.Simulate.MaxConcurrent = 64 }).Handler()
 	scenarios := make([]string, 6)
 	for i := range scenarios {
 		scenarios[i] = fmt.Sprintf(`{"model":"llama-3.1-8b","gpu":"h100-sxm","replicas":%d,"router":"least_kv",

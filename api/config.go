@@ -21,12 +21,25 @@ import (
 // Config is the server's configuration. Keys are snake_case; sections nest
 // ("jobs.workers" in YAML is jobs: {workers: …}).
 type Config struct {
-	// Listen is the TCP address to listen on.
+	// Listen is the TCP address to listen on. Without an auth_token it must
+	// be a loopback address unless allow_remote_without_token is set.
 	Listen string `koanf:"listen" yaml:"listen"`
+	// AuthToken, when set, is the bearer token every request but /healthz
+	// and /readyz must carry (Authorization: Bearer <token>; 401 without
+	// it). At least 16 characters; prefer the environment
+	// (HEADROOM_AUTH_TOKEN) to a flag, which other users can see.
+	AuthToken string `koanf:"auth_token" yaml:"auth_token"`
+	// AllowRemoteWithoutToken lets the server listen beyond loopback with
+	// no auth_token (behind an authenticating proxy, say).
+	AllowRemoteWithoutToken bool `koanf:"allow_remote_without_token" yaml:"allow_remote_without_token"`
 	// BodyLimitBytes bounds a request body (413 beyond it).
 	BodyLimitBytes int64 `koanf:"body_limit_bytes" yaml:"body_limit_bytes"`
+	// ShutdownDrain is how long the server keeps its listener open after
+	// SIGINT/SIGTERM with /readyz answering 503, so that load balancers
+	// stop sending requests before it closes (a second signal skips it).
+	ShutdownDrain time.Duration `koanf:"shutdown_drain" yaml:"shutdown_drain"`
 	// ShutdownGrace is how long running requests and jobs may take to
-	// finish after SIGINT/SIGTERM before they are cancelled.
+	// finish once the listener has closed, before they are cancelled.
 	ShutdownGrace time.Duration `koanf:"shutdown_grace" yaml:"shutdown_grace"`
 	// CatalogDir adds gpus/*.yaml and models/*.yaml to the built-in catalog.
 	CatalogDir string `koanf:"catalog_dir" yaml:"catalog_dir"`
@@ -35,20 +48,49 @@ type Config struct {
 	ModelStoreDir string `koanf:"model_store_dir" yaml:"model_store_dir"`
 	// CalibrationStore is the file (a bbolt database) where calibrations
 	// made with POST /v1/calibrations are kept across restarts; a relative
-	// path is relative to the working directory. The file is created on the
-	// first calibration; "" keeps calibrations in memory only.
+	// path is relative to the working directory. The file is opened (or
+	// created) at start and locked while the server runs: a second server on
+	// the same file fails to start. "" keeps calibrations in memory only.
 	CalibrationStore string             `koanf:"calibration_store" yaml:"calibration_store"`
+	Limits           LimitsConfig       `koanf:"limits" yaml:"limits"`
 	Simulate         SimulateConfig     `koanf:"simulate" yaml:"simulate"`
 	Calibrations     CalibrationsConfig `koanf:"calibrations" yaml:"calibrations"`
+	Models           ModelsConfig       `koanf:"models" yaml:"models"`
 	Jobs             JobsConfig         `koanf:"jobs" yaml:"jobs"`
 	Log              LogConfig          `koanf:"log" yaml:"log"`
 }
 
+// LimitsConfig bounds the process as a whole.
+type LimitsConfig struct {
+	// Simulations is the server's CPU budget: the most simulations that run
+	// at once, synchronous calls and every job's together (a sweep or a plan
+	// runs several; each takes a slot while it runs). Synchronous calls are
+	// served before jobs. Default: the number of cores.
+	Simulations int `koanf:"simulations" yaml:"simulations"`
+	// TimeseriesPoints bounds the points of a report's time series
+	// (report.timeseries: one per simulated second), in synchronous answers
+	// and job results: a longer series is coarsened to one point per k
+	// seconds, as a scrape every k seconds would see it (gauges at the end
+	// of each window, rates averaged over it, totals as they stand), and
+	// says so (the Headroom-Timeseries-Step-S header; the job's notes).
+	TimeseriesPoints int `koanf:"timeseries_points" yaml:"timeseries_points"`
+}
+
 // SimulateConfig bounds the synchronous POST /v1/simulate.
 type SimulateConfig struct {
+	// MaxConcurrent is the most synchronous simulations (POST /v1/simulate
+	// and synchronous POST /v1/calibrations) in flight, running or waiting
+	// for a slot of limits.simulations; one more answers 429 with
+	// Retry-After at once. Default: twice the number of cores.
+	MaxConcurrent int `koanf:"max_concurrent" yaml:"max_concurrent"`
 	// SyncMaxRequests is the most simulated requests a synchronous call may
 	// run; larger scenarios get 422 and belong in a job.
 	SyncMaxRequests int `koanf:"sync_max_requests" yaml:"sync_max_requests"`
+	// SyncMaxTokens bounds the tokens (prompts and outputs, estimated
+	// before the run) a synchronous call simulates: what its time grows
+	// with, rejected requests included; larger scenarios get 422 and belong
+	// in a job.
+	SyncMaxTokens int64 `koanf:"sync_max_tokens" yaml:"sync_max_tokens"`
 	// SyncTimeout is the wall-time limit of a synchronous call.
 	SyncTimeout time.Duration `koanf:"sync_timeout" yaml:"sync_timeout"`
 }
@@ -65,6 +107,14 @@ type CalibrationsConfig struct {
 	SyncTimeout time.Duration `koanf:"sync_timeout" yaml:"sync_timeout"`
 }
 
+// ModelsConfig bounds POST /v1/models.
+type ModelsConfig struct {
+	// MaxAdded is the most models the server holds beyond its catalog
+	// (those of POST /v1/models and of the model store): 422 beyond it,
+	// until DELETE /v1/models/{id} frees one; 0 turns POST /v1/models off.
+	MaxAdded int `koanf:"max_added" yaml:"max_added"`
+}
+
 // JobsConfig sizes the job manager.
 type JobsConfig struct {
 	// Workers run jobs in parallel (default: the number of cores).
@@ -79,8 +129,18 @@ type JobsConfig struct {
 	// runs: a simulate job's run, each point of a sweep, each probe of a
 	// search, each side of a comparison, a calibration's replay.
 	MaxRequests int `koanf:"max_requests" yaml:"max_requests"`
+	// MaxTokens bounds the tokens (prompts and outputs, estimated before it
+	// runs) of each simulation a job runs, as max_requests bounds its
+	// requests (a calibration: of one replay of the run).
+	MaxTokens int64 `koanf:"max_tokens" yaml:"max_tokens"`
 	// Timeout bounds the wall time of one job.
 	Timeout time.Duration `koanf:"timeout" yaml:"timeout"`
+	// MaxResultBytes bounds one job's result, kept encoded as compact JSON:
+	// a larger one fails the job (422 result-too-large).
+	MaxResultBytes int64 `koanf:"max_result_bytes" yaml:"max_result_bytes"`
+	// MaxResultsBytes bounds the results kept together: to keep a new one
+	// the oldest finished jobs are dropped (logged).
+	MaxResultsBytes int64 `koanf:"max_results_bytes" yaml:"max_results_bytes"`
 }
 
 // LogConfig selects the log output.
@@ -94,13 +154,17 @@ func DefaultConfig() Config {
 	return Config{
 		Listen:           "127.0.0.1:8080",
 		BodyLimitBytes:   1 << 20,
+		ShutdownDrain:    5 * time.Second,
 		ShutdownGrace:    30 * time.Second,
 		CalibrationStore: "headroom-calibrations.db",
-		Simulate:         SimulateConfig{SyncMaxRequests: 20000, SyncTimeout: 30 * time.Second},
+		Limits:           LimitsConfig{Simulations: runtime.NumCPU(), TimeseriesPoints: 50000},
+		Simulate:         SimulateConfig{MaxConcurrent: 2 * runtime.NumCPU(), SyncMaxRequests: 20000, SyncMaxTokens: 500_000_000, SyncTimeout: 30 * time.Second},
 		Calibrations:     CalibrationsConfig{UploadLimitBytes: 64 << 20, SyncMaxRequests: 1000, SyncTimeout: time.Minute},
+		Models:           ModelsConfig{MaxAdded: 200},
 		Jobs: JobsConfig{
 			Workers: runtime.NumCPU(), QueueSize: 64, ResultTTL: time.Hour, MaxFinished: 1000,
-			MaxRequests: 1000000, Timeout: time.Hour,
+			MaxRequests: 1000000, MaxTokens: 50_000_000_000, Timeout: time.Hour,
+			MaxResultBytes: 64 << 20, MaxResultsBytes: 1 << 30,
 		},
 		Log: LogConfig{Level: "info", Format: "text"},
 	}
@@ -252,21 +316,61 @@ func defaultMap() map[string]any {
 	return out
 }
 
+// MinAuthTokenLen is the shortest auth_token accepted.
+const MinAuthTokenLen = 16
+
+// loopback reports whether host (of a listen address) reaches this machine
+// only: localhost or a loopback IP. "" and 0.0.0.0 listen everywhere.
+func loopback(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// Redacted is c with its secrets hidden, for printing.
+func (c Config) Redacted() Config {
+	if c.AuthToken != "" {
+		c.AuthToken = "<redacted>"
+	}
+	return c
+}
+
 // Validate checks the values.
 func (c Config) Validate() error {
 	bad := func(key, reason string) error {
 		return &ConfigError{Key: key, Reason: fmt.Sprintf("%s: %s (%s)", key, reason, EnvName(key))}
 	}
-	if _, _, err := net.SplitHostPort(c.Listen); err != nil {
+	host, _, err := net.SplitHostPort(c.Listen)
+	if err != nil {
 		return bad("listen", fmt.Sprintf("%q is not host:port", c.Listen))
+	}
+	if c.AuthToken != "" && len(c.AuthToken) < MinAuthTokenLen {
+		return bad("auth_token", fmt.Sprintf("must be at least %d characters", MinAuthTokenLen))
+	}
+	if c.AuthToken == "" && !c.AllowRemoteWithoutToken && !loopback(host) {
+		return &ConfigError{Key: "listen", Reason: fmt.Sprintf(
+			"listen: %s is not a loopback address and no auth_token is set: anyone who can reach it could use the server; set auth_token (%s), or allow_remote_without_token (%s, --allow-remote-without-token) behind a proxy that authenticates",
+			c.Listen, EnvName("auth_token"), EnvName("allow_remote_without_token"))}
 	}
 	switch {
 	case c.BodyLimitBytes < 1024:
 		return bad("body_limit_bytes", "must be >= 1024")
+	case c.ShutdownDrain < 0:
+		return bad("shutdown_drain", "must be >= 0")
 	case c.ShutdownGrace < 0:
 		return bad("shutdown_grace", "must be >= 0")
+	case c.Limits.Simulations < 1 || c.Limits.Simulations > 4096:
+		return bad("limits.simulations", "must be in [1, 4096]")
+	case c.Limits.TimeseriesPoints < 10:
+		return bad("limits.timeseries_points", "must be >= 10")
+	case c.Simulate.MaxConcurrent < 1 || c.Simulate.MaxConcurrent > 1<<16:
+		return bad("simulate.max_concurrent", "must be in [1, 65536]")
 	case c.Simulate.SyncMaxRequests < 1:
 		return bad("simulate.sync_max_requests", "must be >= 1")
+	case c.Simulate.SyncMaxTokens < 1:
+		return bad("simulate.sync_max_tokens", "must be >= 1")
 	case c.Simulate.SyncTimeout <= 0:
 		return bad("simulate.sync_timeout", "must be > 0")
 	case c.Calibrations.UploadLimitBytes < 1024:
@@ -275,6 +379,8 @@ func (c Config) Validate() error {
 		return bad("calibrations.sync_max_requests", "must be >= 1")
 	case c.Calibrations.SyncTimeout <= 0:
 		return bad("calibrations.sync_timeout", "must be > 0")
+	case c.Models.MaxAdded < 0 || c.Models.MaxAdded > 100000:
+		return bad("models.max_added", "must be in [0, 100000]")
 	case c.Jobs.Workers < 1 || c.Jobs.Workers > 1024:
 		return bad("jobs.workers", "must be in [1, 1024]")
 	case c.Jobs.QueueSize < 0 || c.Jobs.QueueSize > 1<<20:
@@ -285,8 +391,14 @@ func (c Config) Validate() error {
 		return bad("jobs.max_finished", "must be >= 1")
 	case c.Jobs.MaxRequests < 1:
 		return bad("jobs.max_requests", "must be >= 1")
+	case c.Jobs.MaxTokens < 1:
+		return bad("jobs.max_tokens", "must be >= 1")
 	case c.Jobs.Timeout <= 0:
 		return bad("jobs.timeout", "must be > 0")
+	case c.Jobs.MaxResultBytes < 1024:
+		return bad("jobs.max_result_bytes", "must be >= 1024")
+	case c.Jobs.MaxResultsBytes < c.Jobs.MaxResultBytes:
+		return bad("jobs.max_results_bytes", fmt.Sprintf("must be >= jobs.max_result_bytes (%d)", c.Jobs.MaxResultBytes))
 	case !slices.Contains([]string{"debug", "info", "warn", "error"}, c.Log.Level):
 		return bad("log.level", fmt.Sprintf("%q is not debug, info, warn or error", c.Log.Level))
 	case !slices.Contains([]string{"text", "json"}, c.Log.Format):

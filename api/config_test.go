@@ -17,7 +17,7 @@ func TestLoadConfig(t *testing.T) {
 		}
 		return p
 	}
-	good := write("good.yaml", "listen: 0.0.0.0:9000\nsimulate:\n  sync_timeout: 10s\njobs:\n  queue_size: 8\nlog:\n  format: json\n")
+	good := write("good.yaml", "listen: 0.0.0.0:9000\nallow_remote_without_token: true\nsimulate:\n  sync_timeout: 10s\njobs:\n  queue_size: 8\nlog:\n  format: json\n")
 	unknown := write("unknown.yaml", "simulate:\n  max_requests: 5\n")
 	scalar := write("scalar.yaml", "jobs: 4\n")
 	tests := []struct {
@@ -45,6 +45,18 @@ func TestLoadConfig(t *testing.T) {
 		{"bad duration", ConfigSources{Environ: []string{"HEADROOM_JOBS__TIMEOUT=soon"}}, nil, "-"},
 		{"invalid value", ConfigSources{Flags: map[string]string{"jobs.workers": "0"}}, nil, "jobs.workers"},
 		{"bad listen", ConfigSources{Flags: map[string]string{"listen": "8080"}}, nil, "listen"},
+		{"remote without token", ConfigSources{Flags: map[string]string{"listen": "0.0.0.0:8080"}}, nil, "listen"},
+		{"every interface without token", ConfigSources{Flags: map[string]string{"listen": ":8080"}}, nil, "listen"},
+		{"remote with token", ConfigSources{Environ: []string{"HEADROOM_AUTH_TOKEN=0123456789abcdef"}, Flags: map[string]string{"listen": "10.0.0.1:8080"}}, func(c Config) bool {
+			return c.AuthToken == "0123456789abcdef"
+		}, ""},
+		{"remote allowed", ConfigSources{Environ: []string{"HEADROOM_ALLOW_REMOTE_WITHOUT_TOKEN=true"}, Flags: map[string]string{"listen": "[::]:8080"}}, func(c Config) bool {
+			return c.AllowRemoteWithoutToken
+		}, ""},
+		{"loopback names", ConfigSources{Flags: map[string]string{"listen": "localhost:8080"}}, func(c Config) bool { return true }, ""},
+		{"loopback v6", ConfigSources{Flags: map[string]string{"listen": "[::1]:8080"}}, func(c Config) bool { return true }, ""},
+		{"loopback 127/8", ConfigSources{Flags: map[string]string{"listen": "127.0.0.2:8080"}}, func(c Config) bool { return true }, ""},
+		{"short token", ConfigSources{Environ: []string{"HEADROOM_AUTH_TOKEN=secret"}}, nil, "auth_token"},
 		{"missing file", ConfigSources{File: filepath.Join(dir, "none.yaml")}, nil, "-"},
 	}
 	for _, tt := range tests {

@@ -7,7 +7,12 @@
 //   - config.go: the configuration (koanf: defaults → YAML file →
 //     HEADROOM_* environment → flags; unknown keys are errors).
 //   - server.go: New, the routes, the middleware (metrics, access log,
-//     panic recovery, body limit) and graceful shutdown in Serve.
+//     panic recovery, authentication, body limit) and the drain and
+//     graceful shutdown in Serve; auth.go the optional bearer token.
+//   - budget.go: the one CPU budget every simulation takes a slot of;
+//     admission.go admits synchronous simulations (429 beyond
+//     simulate.max_concurrent) and answers them at their time limit;
+//     workbound.go bounds each run's estimated tokens before it starts.
 //   - engine.go: the Engine interface the handlers call, and Domain, its
 //     implementation over catalogs, scenario and sim; store.go keeps the
 //     catalog that POST /v1/models extends (and persists).
@@ -21,8 +26,9 @@
 //     GET /v1/jobs/{id} also answers a result as its SVG chart (Accept:
 //     image/svg+xml, drawn by internal/adapter/plot).
 //   - jobs.go: the job manager, generic over kinds (a registry of
-//     runners), with a bounded worker pool, a bounded queue and a TTL for
-//     finished jobs.
+//     runners), with a bounded worker pool, a bounded queue, results kept
+//     encoded within a per-job and a total size, and a TTL for finished
+//     jobs; timeseries.go coarsens long report time series.
 //   - planner_jobs.go: the sweep, plan, curve, maxload and compare kinds
 //     over internal/study/plan: each a params DTO, a check run at submission and a
 //     runner whose result is the planner's.
@@ -43,4 +49,8 @@
 //	@schemes					http
 //	@produce					json
 //	@accept						json
+//	@securityDefinitions.apikey	BearerToken
+//	@in							header
+//	@name						Authorization
+//	@description				With auth_token configured, every route but /healthz and /readyz needs "Authorization: Bearer <token>" (401 without it).
 package api

@@ -131,8 +131,15 @@ type JobView struct {
 	// for sweep, plan, curve, maxload and compare the planner's result
 	// (plan.SweepResult, PlanResult, CurveResult, LoadResult,
 	// CompareResult); for calibrate the stored calibration. GET with
-	// Accept: image/svg+xml draws it instead.
-	Result any `json:"result,omitempty" swaggertype:"object"`
+	// Accept: image/svg+xml draws it instead. It is kept encoded, as
+	// compact JSON, and served as it was kept.
+	Result json.RawMessage `json:"result,omitempty" swaggertype:"object"`
+	// ResultBytes is the size of the kept result (it counts towards
+	// jobs.max_results_bytes).
+	ResultBytes int64 `json:"result_bytes,omitempty" example:"48213"`
+	// Notes say what the server changed in the result, such as a time
+	// series coarsened to limits.timeseries_points.
+	Notes []string `json:"notes,omitempty"`
 	// Error is the problem that failed the job.
 	Error *Problem `json:"error,omitempty"`
 }

@@ -3,6 +3,7 @@ package api
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 
@@ -22,8 +23,12 @@ type Engine interface {
 	GPU(id string) (*hardware.GPU, error)
 	Models() []*models.Model
 	Model(id string) (*models.Model, error)
-	// ImportModel adds a model from a Hugging Face config.json.
-	ImportModel(q ImportModelQuery, configJSON io.Reader) (ImportedModel, error)
+	// ImportModel adds a model from a Hugging Face config.json, unless
+	// maxAdded models are added already (ErrLimit; 0 refuses them all).
+	ImportModel(q ImportModelQuery, configJSON io.Reader, maxAdded int) (ImportedModel, error)
+	// DeleteModel removes a model ImportModel added (ErrConflict for the
+	// others) and answers its id.
+	DeleteModel(name string) (string, error)
 	// Capacity answers `headroom capacity`.
 	Capacity(ctx context.Context, spec scenario.CapacitySpec) (memory.Report, error)
 	// Env is the environment runs resolve in: the current catalog, no file
@@ -67,7 +72,7 @@ func (d *Domain) Models() []*models.Model                { return d.store.catalo
 func (d *Domain) Model(id string) (*models.Model, error) { return d.store.catalog().Model(id) }
 
 // ImportModel imports, checks the id is free, and adds (and persists) it.
-func (d *Domain) ImportModel(q ImportModelQuery, r io.Reader) (ImportedModel, error) {
+func (d *Domain) ImportModel(q ImportModelQuery, r io.Reader, maxAdded int) (ImportedModel, error) {
 	importer := catalogs.ImportHF
 	if q.IgnoreUnknown {
 		importer = catalogs.ImportHFLenient
@@ -80,7 +85,7 @@ func (d *Domain) ImportModel(q ImportModelQuery, r io.Reader) (ImportedModel, er
 	if q.HFID != "" {
 		m.HFID = q.HFID
 	}
-	persisted, err := d.store.addModel(m, ignored)
+	persisted, err := d.store.addModel(m, ignored, maxAdded)
 	if err != nil {
 		return ImportedModel{}, err
 	}
@@ -89,6 +94,9 @@ func (d *Domain) ImportModel(q ImportModelQuery, r io.Reader) (ImportedModel, er
 	}
 	return ImportedModel{Model: m, Params: m.Params(), IgnoredKeys: ignored, Persisted: persisted}, nil
 }
+
+// DeleteModel removes an added model, and its file from the store.
+func (d *Domain) DeleteModel(name string) (string, error) { return d.store.deleteModel(name) }
 
 // Capacity runs scenario.Capacity; an answer that does not fit is an
 // error wrapping memory.ErrDoesNotFit, carrying the report.
@@ -129,13 +137,32 @@ func (d *Domain) Prepare(sc scenario.Scenario, run RunEnv) (*scenario.Resolved, 
 	return sc.Resolve(d.Env(run))
 }
 
-// Simulate runs sim.Run.
+// Simulate runs sim.Run. Its errors other than ctx's are the scenario's
+// doing: they wrap ErrSimulation (422) unless they already name a field
+// or a limit.
 func (d *Domain) Simulate(ctx context.Context, res *scenario.Resolved, progress func(float64)) (*sim.Report, error) {
 	var opts []sim.Option
 	if progress != nil {
 		opts = append(opts, sim.WithProgress(progress))
 	}
-	return sim.Run(ctx, res.Config, opts...)
+	rep, err := sim.Run(ctx, res.Config, opts...)
+	if err != nil {
+		return nil, simulationError(ctx, err)
+	}
+	return rep, nil
+}
+
+// simulationError classifies a failed run: ctx's end passes as it is, an
+// error problemFor knows keeps its status, anything else becomes
+// ErrSimulation.
+func simulationError(ctx context.Context, err error) error {
+	if ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
+		return err
+	}
+	if _, internal := problemFor(err); internal {
+		return fmt.Errorf("%w: %w", ErrSimulation, err)
+	}
+	return err
 }
 
 // decodeScenario decodes a scenario body strictly: unknown keys are errors

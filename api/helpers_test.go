@@ -24,6 +24,7 @@ func testConfig() Config {
 	c.Jobs.Workers = 2
 	c.Jobs.QueueSize = 4
 	c.Simulate.SyncTimeout = 20 * time.Second
+	c.ShutdownDrain = 0
 	c.CalibrationStore = "" // in memory: tests that persist set a t.TempDir() file
 	return c
 }

@@ -8,12 +8,15 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
+	"reflect"
 	"slices"
 	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/headroom-sim/headroom/internal/study/plan"
 )
 
 // JobState is where a job is in its life.
@@ -35,8 +38,17 @@ var JobStates = []JobState{JobQueued, JobRunning, JobSucceeded, JobFailed, JobCa
 func (s JobState) final() bool { return s == JobSucceeded || s == JobFailed || s == JobCancelled }
 
 // Runner does one kind of job. It must return promptly once ctx ends, and
-// may report progress (0–1). Its result is served as JSON.
+// may report progress (0–1). Its result is encoded as JSON once, when the
+// job ends, and kept as those bytes; a Noted result adds notes to the
+// job's view.
 type Runner func(ctx context.Context, params json.RawMessage, progress func(float64)) (any, error)
+
+// Noted is a runner's result with notes for its job's view: what the
+// server changed in it, such as a time series it coarsened.
+type Noted struct {
+	Value any
+	Notes []string
+}
 
 // Check validates a job's params at submission, so bad input is a 4xx of
 // POST /v1/jobs rather than a failed job. It may be nil.
@@ -55,7 +67,13 @@ type JobOptions struct {
 	MaxFinished int
 	// Timeout bounds one job's run.
 	Timeout time.Duration
-	Logger  *slog.Logger
+	// MaxResultBytes bounds one job's encoded result (the job fails with
+	// *ResultTooLargeError beyond it; 0: no bound). MaxResultsBytes bounds
+	// the results kept together: the oldest finished jobs are dropped to
+	// make room (0: no bound).
+	MaxResultBytes  int64
+	MaxResultsBytes int64
+	Logger          *slog.Logger
 	// OnTransition, if set, is told of every state change: from is "" for a
 	// new job, to is "" for one dropped after its TTL.
 	OnTransition func(kind string, from, to JobState)
@@ -80,6 +98,8 @@ type JobManager struct {
 	closed  bool
 	// meanRunS is a moving average of run times, for Retry-After.
 	meanRunS float64
+	// resultBytes is the size of the results kept.
+	resultBytes int64
 }
 
 type job struct {
@@ -91,9 +111,13 @@ type job struct {
 	created  time.Time
 	started  time.Time
 	finished time.Time
-	result   any
-	err      error
-	cancel   context.CancelFunc
+	// result is the encoded result (compact JSON, never changed once set);
+	// resultType its Go type, to decode it for a chart.
+	result     []byte
+	resultType reflect.Type
+	notes      []string
+	err        error
+	cancel     context.CancelFunc
 	// cancelled is set by Cancel: the run's end is then "cancelled".
 	cancelled bool
 }
@@ -201,7 +225,8 @@ func (m *JobManager) retryAfterLocked() int {
 	return int(min(max(math.Ceil(s), 1), 3600))
 }
 
-// Get returns a job with its result.
+// Get returns a job with its result (the kept bytes, not a copy: never
+// modify them).
 func (m *JobManager) Get(id string) (JobView, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -230,14 +255,49 @@ func (m *JobManager) List() []JobView {
 	return out
 }
 
-// Cancel stops a job: a queued one is cancelled at once, a running one once
-// its runner returns. A finished job is left as it is.
-func (m *JobManager) Cancel(id string) (JobView, error) {
+// Result returns a succeeded job's result decoded into its Go type (as
+// its runner returned it), for charts.
+func (m *JobManager) Result(id string) (JobView, any, error) {
+	v, err := m.Get(id)
+	if err != nil || v.State != JobSucceeded {
+		return v, nil, err
+	}
+	m.mu.Lock()
+	j, ok := m.jobs[id]
+	var t reflect.Type
+	if ok {
+		t = j.resultType
+	}
+	m.mu.Unlock()
+	if !ok {
+		return v, nil, notFound("job %q", id) // deleted meanwhile
+	}
+	if t == nil {
+		return v, nil, nil
+	}
+	ptr := t.Kind() == reflect.Pointer
+	if ptr {
+		t = t.Elem()
+	}
+	dst := reflect.New(t)
+	if err := json.Unmarshal(v.Result, dst.Interface()); err != nil {
+		return v, nil, fmt.Errorf("decode job %s result: %w", id, err)
+	}
+	if ptr {
+		return v, dst.Interface(), nil
+	}
+	return v, dst.Elem().Interface(), nil
+}
+
+// Cancel stops or deletes a job: a queued one is cancelled at once, a
+// running one once its runner returns (both stay listed, cancelled); a
+// finished one is deleted, its result freed (deleted is then true).
+func (m *JobManager) Cancel(id string) (v JobView, deleted bool, err error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	j, ok := m.jobs[id]
 	if !ok {
-		return JobView{}, notFound("job %q", id)
+		return JobView{}, false, notFound("job %q", id)
 	}
 	switch j.state {
 	case JobQueued:
@@ -245,29 +305,56 @@ func (m *JobManager) Cancel(id string) (JobView, error) {
 	case JobRunning:
 		j.cancelled = true
 		j.cancel()
+	default:
+		v = j.view(false)
+		m.dropLocked(j)
+		return v, true, nil
 	}
-	return j.view(false), nil
+	return j.view(false), false, nil
 }
 
-// Shutdown refuses new jobs, cancels queued ones, and waits for running
-// ones until ctx ends; then it cancels them and waits for their runners.
-func (m *JobManager) Shutdown(ctx context.Context) {
+// ResultBytes is the size of the results kept.
+func (m *JobManager) ResultBytes() int64 {
 	m.mu.Lock()
-	if !m.closed {
-		m.closed = true
-		close(m.queue)
-		for _, j := range m.jobs {
-			if j.state == JobQueued {
-				m.finishLocked(j, JobCancelled, nil, fmt.Errorf("%w: cancelled before it started", ErrShuttingDown))
-			}
+	defer m.mu.Unlock()
+	return m.resultBytes
+}
+
+// Drain refuses new jobs (ErrShuttingDown) and cancels the queued ones,
+// logging each: they stay listed, cancelled, until the process ends.
+// Running jobs go on; Shutdown waits for them.
+func (m *JobManager) Drain() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		return
+	}
+	m.closed = true
+	close(m.queue)
+	for _, j := range m.jobs {
+		if j.state == JobQueued {
+			m.opt.Logger.Warn("queued job cancelled: the server is shutting down", "job", j.id, "kind", j.kind)
+			m.finishLocked(j, JobCancelled, nil, fmt.Errorf("%w: cancelled before it started", ErrShuttingDown))
 		}
 	}
-	m.mu.Unlock()
+}
+
+// Shutdown drains, then waits for running jobs until ctx ends; then it
+// cancels them (each logged) and waits for their runners.
+func (m *JobManager) Shutdown(ctx context.Context) {
+	m.Drain()
 	done := make(chan struct{})
 	go func() { m.wg.Wait(); close(done) }()
 	select {
 	case <-done:
 	case <-ctx.Done():
+		m.mu.Lock()
+		for _, j := range m.jobs {
+			if j.state == JobRunning {
+				m.opt.Logger.Warn("running job cancelled: the shutdown grace period is over", "job", j.id, "kind", j.kind)
+			}
+		}
+		m.mu.Unlock()
 		m.stop()
 		<-done
 	}
@@ -295,13 +382,19 @@ func (m *JobManager) runOne(j *job) {
 	m.mu.Unlock()
 
 	res, err := m.call(ctx, k.run, j)
+	var enc encoded
+	if err == nil {
+		enc, err = m.encode(res)
+	}
 
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	switch {
 	case err == nil:
 		j.progress.Store(math.Float64bits(1))
-		m.finishLocked(j, JobSucceeded, res, nil)
+		m.makeRoomLocked(int64(len(enc.raw)))
+		j.resultType, j.notes = enc.typ, enc.notes
+		m.finishLocked(j, JobSucceeded, enc.raw, nil)
 	case j.cancelled:
 		m.finishLocked(j, JobCancelled, nil, fmt.Errorf("cancelled by DELETE: %w", context.Canceled))
 	case errors.Is(err, context.Canceled) && m.base.Err() != nil:
@@ -316,6 +409,62 @@ func (m *JobManager) runOne(j *job) {
 	} else {
 		m.meanRunS = 0.8*m.meanRunS + 0.2*run
 	}
+}
+
+// encoded is a result as kept.
+type encoded struct {
+	raw   []byte
+	typ   reflect.Type
+	notes []string
+}
+
+// encode encodes a runner's result once, within MaxResultBytes.
+func (m *JobManager) encode(res any) (encoded, error) {
+	var e encoded
+	if n, ok := res.(Noted); ok {
+		res, e.notes = n.Value, n.Notes
+	}
+	raw, err := json.Marshal(res)
+	if err != nil {
+		return e, fmt.Errorf("encode the result: %w", err)
+	}
+	if limit := m.opt.MaxResultBytes; limit > 0 && int64(len(raw)) > limit {
+		return e, &ResultTooLargeError{Bytes: int64(len(raw)), Limit: limit}
+	}
+	e.raw, e.typ = raw, reflect.TypeOf(res)
+	return e, nil
+}
+
+// makeRoomLocked drops the oldest finished jobs that hold results until n
+// more bytes fit within MaxResultsBytes.
+func (m *JobManager) makeRoomLocked(n int64) {
+	limit := m.opt.MaxResultsBytes
+	if limit <= 0 || m.resultBytes+n <= limit {
+		return
+	}
+	var held []*job
+	for _, j := range m.jobs {
+		if len(j.result) > 0 {
+			held = append(held, j)
+		}
+	}
+	slices.SortFunc(held, func(a, b *job) int { return a.finished.Compare(b.finished) })
+	for _, j := range held {
+		if m.resultBytes+n <= limit {
+			return
+		}
+		m.opt.Logger.Warn("finished job dropped: the results kept would exceed jobs.max_results_bytes",
+			"job", j.id, "kind", j.kind, "result_bytes", len(j.result), "limit", limit)
+		m.dropLocked(j)
+	}
+}
+
+// dropLocked forgets a finished job and frees its result.
+func (m *JobManager) dropLocked(j *job) {
+	delete(m.jobs, j.id)
+	m.resultBytes -= int64(len(j.result))
+	j.result = nil
+	m.opt.OnTransition(j.kind, j.state, "")
 }
 
 // call runs the runner, turning a panic into an error (logged once here).
@@ -340,14 +489,20 @@ func (m *JobManager) call(ctx context.Context, run Runner, j *job) (res any, err
 	})
 }
 
-func (m *JobManager) finishLocked(j *job, to JobState, res any, err error) {
+func (m *JobManager) finishLocked(j *job, to JobState, raw []byte, err error) {
 	from := j.state
-	j.state, j.result, j.err, j.finished = to, res, err, m.opt.Now()
+	j.state, j.result, j.err, j.finished = to, raw, err, m.opt.Now()
+	m.resultBytes += int64(len(raw))
 	j.params = nil
 	m.opt.OnTransition(j.kind, from, to)
 	if err != nil && to == JobFailed {
 		if _, internal := problemFor(err); internal {
-			m.opt.Logger.Error("job failed", "job", j.id, "kind", j.kind, "err", err)
+			attrs := []any{"job", j.id, "kind", j.kind, "err", err}
+			var pe *plan.PanicError
+			if errors.As(err, &pe) {
+				attrs = append(attrs, "stack", string(pe.Stack))
+			}
+			m.opt.Logger.Error("job failed", attrs...)
 		}
 	}
 }
@@ -357,13 +512,12 @@ func (m *JobManager) finishLocked(j *job, to JobState, res any, err error) {
 func (m *JobManager) evictLocked() {
 	now := m.opt.Now()
 	var finished []*job
-	for id, j := range m.jobs {
+	for _, j := range m.jobs {
 		if !j.state.final() {
 			continue
 		}
 		if now.Sub(j.finished) > m.opt.ResultTTL {
-			delete(m.jobs, id)
-			m.opt.OnTransition(j.kind, j.state, "")
+			m.dropLocked(j)
 			continue
 		}
 		finished = append(finished, j)
@@ -371,8 +525,7 @@ func (m *JobManager) evictLocked() {
 	if extra := len(finished) - m.opt.MaxFinished; extra > 0 {
 		slices.SortFunc(finished, func(a, b *job) int { return a.finished.Compare(b.finished) })
 		for _, j := range finished[:extra] {
-			delete(m.jobs, j.id)
-			m.opt.OnTransition(j.kind, j.state, "")
+			m.dropLocked(j)
 		}
 	}
 }
@@ -387,8 +540,12 @@ func (j *job) view(withResult bool) JobView {
 		t := j.finished
 		v.FinishedAt = &t
 	}
-	if withResult && j.state == JobSucceeded {
-		v.Result = j.result
+	if j.state == JobSucceeded {
+		v.ResultBytes = int64(len(j.result))
+		v.Notes = j.notes
+		if withResult {
+			v.Result = j.result
+		}
 	}
 	if j.err != nil {
 		p, _ := problemFor(j.err)

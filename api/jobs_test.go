@@ -92,8 +92,8 @@ func TestJobLifecycle(t *testing.T) {
 	if got.Progress != 1 || got.FinishedAt == nil || got.Error != nil {
 		t.Errorf("finished job: %+v", got)
 	}
-	if r, ok := got.Result.(map[string]string); !ok || r["echo"] != "1" {
-		t.Errorf("result %#v", got.Result)
+	if string(got.Result) != `{"echo":"1"}` || got.ResultBytes != int64(len(got.Result)) {
+		t.Errorf("result %s (%d bytes)", got.Result, got.ResultBytes)
 	}
 	if l := m.List(); len(l) != 1 || l[0].Result != nil {
 		t.Errorf("list %+v (want one job, no result)", l)
@@ -146,10 +146,10 @@ func TestJobQueueFullAndCancel(t *testing.T) {
 	if _, err := m.Submit("block", nil); !errors.As(err, &qf) || qf.RetryAfterS < 1 {
 		t.Fatalf("third submit: %v, want a full queue", err)
 	}
-	if v, err := m.Cancel(queued.ID); err != nil || v.State != JobCancelled {
+	if v, deleted, err := m.Cancel(queued.ID); err != nil || v.State != JobCancelled || deleted {
 		t.Fatalf("cancel queued: %+v %v", v, err)
 	}
-	if _, err := m.Cancel(running.ID); err != nil {
+	if _, _, err := m.Cancel(running.ID); err != nil {
 		t.Fatal(err)
 	}
 	got := waitState(t, m, running.ID, JobCancelled)
@@ -241,6 +241,9 @@ func TestJobsHTTP(t *testing.T) {
 	if got.State != JobSucceeded || got.Result.Requests.Total != 300 {
 		t.Errorf("job answer: %s", r.body)
 	}
+	if s.jobs.ResultBytes() == 0 {
+		t.Error("a kept result is not counted")
+	}
 	r = do(t, h, "DELETE", "/v1/jobs/"+v.ID, "")
 	if r.status != http.StatusOK {
 		t.Errorf("DELETE of a finished job: HTTP %d", r.status)
@@ -248,11 +251,17 @@ func TestJobsHTTP(t *testing.T) {
 	r = do(t, h, "GET", "/v1/jobs", "")
 	var l JobList
 	r.json(t, &l)
-	if len(l.Jobs) != 1 || l.Jobs[0].State != JobSucceeded {
-		t.Errorf("list: %s", r.body)
+	if len(l.Jobs) != 0 {
+		t.Errorf("list after DELETE of the finished job: %s", r.body)
+	}
+	if r := do(t, h, "GET", "/v1/jobs/"+v.ID, ""); r.status != http.StatusNotFound {
+		t.Errorf("GET after DELETE: HTTP %d, want 404", r.status)
+	}
+	if n := s.jobs.ResultBytes(); n != 0 {
+		t.Errorf("%d result bytes kept after DELETE", n)
 	}
 	m := do(t, h, "GET", "/metrics", "")
-	for _, want := range []string{`headroom_jobs{state="succeeded"} 1`, `headroom_simulated_requests_total{mode="job"} 300`,
+	for _, want := range []string{`headroom_jobs{state="succeeded"} 0`, `headroom_simulated_requests_total{mode="job"} 300`,
 		`headroom_http_requests_total{method="POST",route="/v1/jobs",status="202"} 1`, `headroom_http_request_duration_seconds_bucket{method="GET",route="/v1/jobs/:id"`} {
 		if !strings.Contains(string(m.body), want) {
 			t.Errorf("metrics lack %s", want)

@@ -55,6 +55,30 @@ func newMetrics() *metrics {
 	return m
 }
 
+// watch adds the gauges read from the server when scraped: the CPU
+// budget's slots in use, the simulations waiting for one, and the
+// synchronous simulations in flight.
+func (m *metrics) watch(s *Server) {
+	m.reg.MustRegister(
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "headroom_simulation_slots",
+			Help: "Size of the CPU budget (limits.simulations): the most simulations that run at once.",
+		}, func() float64 { return float64(s.cfg.Limits.Simulations) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "headroom_simulations_running",
+			Help: "Simulations running now, synchronous and in jobs (slots of the CPU budget in use).",
+		}, func() float64 { used, _ := s.cpu.stats(); return float64(used) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "headroom_simulations_waiting",
+			Help: "Simulations waiting for a slot of the CPU budget.",
+		}, func() float64 { _, w := s.cpu.stats(); return float64(w) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "headroom_sync_simulations_in_flight",
+			Help: "Synchronous simulations admitted and not finished (at most simulate.max_concurrent).",
+		}, func() float64 { return float64(s.gate.inFlightNow()) }),
+	)
+}
+
 // jobTransition keeps headroom_jobs in step with the job manager.
 func (m *metrics) jobTransition(_ string, from, to JobState) {
 	if from != "" {

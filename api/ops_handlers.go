@@ -45,6 +45,7 @@ func (s *Server) readyz(c *gin.Context) {
 //	@Tags			operations
 //	@Produce		plain
 //	@Success		200	{string}	string	"Prometheus text format"
+//	@Security		BearerToken
 //	@Router			/metrics [get]
 func (s *Server) metricsPage(c *gin.Context) {
 	s.metrics.handler().ServeHTTP(c.Writer, c.Request)
@@ -57,6 +58,7 @@ func (s *Server) metricsPage(c *gin.Context) {
 //	@Tags			operations
 //	@Produce		json
 //	@Success		200	{object}	object
+//	@Security		BearerToken
 //	@Router			/openapi.json [get]
 func (s *Server) openapiJSON(c *gin.Context) {
 	c.Data(http.StatusOK, "application/json; charset=utf-8", openapi.JSON)

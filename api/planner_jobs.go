@@ -46,8 +46,13 @@ func (s *Server) jobEnv() scenario.Env { return s.engine.Env(s.runEnv(s.cfg.Jobs
 // catalog is the catalog served now.
 func (s *Server) catalog() *catalogs.Catalog { return s.engine.Env(RunEnv{}).Catalog }
 
-// runner runs a planner job's simulations on every core.
-func (s *Server) runner() *plan.Runner { return &plan.Runner{Env: s.jobEnv()} }
+// runner runs a planner job's simulations in the CPU budget: each takes a
+// slot (after synchronous calls), so parallel jobs together run at most
+// limits.simulations at once.
+func (s *Server) runner() *plan.Runner {
+	return &plan.Runner{Env: s.jobEnv(), Workers: s.cfg.Limits.Simulations, Slots: jobSlots{s.cpu},
+		Admit: func(sc scenario.Scenario, res *scenario.Resolved) error { return s.checkJobTokens(&sc, res) }}
+}
 
 // decodeParams decodes a kind's params strictly into dst and checks its
 // binding tags.
@@ -90,11 +95,21 @@ func invalid(field, format string, a ...any) error {
 	return &ValidationError{Fields: []FieldProblem{{Field: field, Reason: fmt.Sprintf(format, a...)}}}
 }
 
-// resolveIn resolves sc for a check, naming fields from the params.
+// resolveIn resolves sc for a check, naming fields from the params, and
+// bounds its tokens by jobs.max_tokens when it bounds its requests.
 func (s *Server) resolveIn(sc scenario.Scenario, field string, maxRequests int) error {
-	_, err := s.engine.Prepare(sc, s.runEnv(maxRequests))
+	res, err := s.engine.Prepare(sc, s.runEnv(maxRequests))
 	if err != nil {
 		return prefixFields(err, field+".")
+	}
+	if maxRequests > 0 {
+		if err := s.checkJobTokens(&sc, res); err != nil {
+			var ol *OverLimitError
+			if errors.As(err, &ol) {
+				return &OverLimitError{Field: field + "." + ol.Field, Reason: ol.Reason}
+			}
+			return err
+		}
 	}
 	return nil
 }
@@ -118,7 +133,7 @@ func (s *Server) sweepSpec(params json.RawMessage) (plan.SweepSpec, error) {
 		}
 		points = min(points*len(a.Values), plan.MaxSweepPoints+1)
 		values += len(a.Values)
-		spec.Axes = append(spec.Axes, plan.Axis{Path: a.Path, Values: a.Values})
+		spec.Axes = append(spec.Axes, plan.Axis{Path: a.Path, Values: wholeNumbers(a.Values)})
 	}
 	if p.List {
 		points = len(p.Axes[0].Values)
@@ -130,6 +145,20 @@ func (s *Server) sweepSpec(params json.RawMessage) (plan.SweepSpec, error) {
 		return spec, invalid("axes", "more than %d values in all", maxSweepValues)
 	}
 	return spec, nil
+}
+
+// wholeNumbers turns JSON numbers without a fraction into integers, so
+// that an integer field takes 16000000 (which the YAML the overrides go
+// through would otherwise write as 1.6e+07, not an integer).
+func wholeNumbers(vs []any) []any {
+	out := make([]any, len(vs))
+	for i, v := range vs {
+		if f, ok := v.(float64); ok && f == math.Trunc(f) && math.Abs(f) < 1<<53 {
+			v = int64(f)
+		}
+		out[i] = v
+	}
+	return out
 }
 
 // maxSweepValues bounds the values of all axes together (each is checked
@@ -229,7 +258,11 @@ func (s *Server) runSweepJob(ctx context.Context, params json.RawMessage, progre
 	if err != nil {
 		return nil, err
 	}
-	return s.runner().Sweep(ctx, spec, progress)
+	res, err := s.runner().Sweep(ctx, spec, progress)
+	if err != nil {
+		return nil, simulationError(ctx, err)
+	}
+	return res, nil
 }
 
 // Plan.
@@ -349,7 +382,7 @@ func (s *Server) runPlanJob(ctx context.Context, params json.RawMessage, progres
 		return nil, fmt.Errorf("%w: every GPU and TP was pruned (%s)", err, strings.Join(reasons, "; "))
 	}
 	if err != nil {
-		return nil, err
+		return nil, simulationError(ctx, err)
 	}
 	return res, nil
 }
@@ -403,7 +436,11 @@ func (s *Server) runCurveJob(ctx context.Context, params json.RawMessage, progre
 	if err != nil {
 		return nil, err
 	}
-	return s.runner().Curve(ctx, spec, progress)
+	res, err := s.runner().Curve(ctx, spec, progress)
+	if err != nil {
+		return nil, simulationError(ctx, err)
+	}
+	return res, nil
 }
 
 // Maxload.
@@ -439,7 +476,11 @@ func (s *Server) runMaxLoadJob(ctx context.Context, params json.RawMessage, prog
 	if err != nil {
 		return nil, err
 	}
-	return s.runner().MaxLoad(ctx, spec, plan.NewProgress(1, progress))
+	res, err := s.runner().MaxLoad(ctx, spec, plan.NewProgress(1, progress))
+	if err != nil {
+		return nil, simulationError(ctx, err)
+	}
+	return res, nil
 }
 
 // Compare.
@@ -482,5 +523,12 @@ func (s *Server) runCompareJob(ctx context.Context, params json.RawMessage, prog
 	if err != nil {
 		return nil, err
 	}
-	return s.runner().Compare(ctx, spec, progress)
+	res, err := s.runner().Compare(ctx, spec, progress)
+	if err != nil {
+		return nil, simulationError(ctx, err)
+	}
+	n := s.cfg.Limits.TimeseriesPoints
+	notes := append(coarsenNote("report_a.timeseries", coarsen(res.ReportA, n), n),
+		coarsenNote("report_b.timeseries", coarsen(res.ReportB, n), n)...)
+	return Noted{Value: res, Notes: notes}, nil
 }

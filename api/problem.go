@@ -67,8 +67,15 @@ var (
 	ErrCalibration = errors.New("calibration failed")
 	// ErrOverLimit marks work beyond a synchronous call's limits.
 	ErrOverLimit = errors.New("over the limit")
+	// ErrSimulation marks a scenario the simulator refused to run although
+	// it resolved (422): what sim.Run returns is the input's doing, since
+	// the simulator's own faults are panics.
+	ErrSimulation = errors.New("the scenario cannot be simulated")
 	// ErrQueueFull marks a job queue with no room; see QueueFullError.
 	ErrQueueFull = errors.New("job queue full")
+	// ErrBusy marks a synchronous simulation refused because as many as
+	// the server admits are in flight; see BusyError.
+	ErrBusy = errors.New("server busy")
 	// ErrShuttingDown marks work refused or stopped because the server is
 	// stopping.
 	ErrShuttingDown = errors.New("server shutting down")
@@ -96,7 +103,27 @@ type QueueFullError struct{ RetryAfterS int }
 func (e *QueueFullError) Error() string {
 	return fmt.Sprintf("%v: retry in about %d s", ErrQueueFull, e.RetryAfterS)
 }
-func (e *QueueFullError) Unwrap() error { return ErrQueueFull }
+func (e *QueueFullError) Unwrap() error   { return ErrQueueFull }
+func (e *QueueFullError) retryAfter() int { return e.RetryAfterS }
+
+// ResultTooLargeError is a job result over jobs.max_result_bytes (422).
+type ResultTooLargeError struct{ Bytes, Limit int64 }
+
+func (e *ResultTooLargeError) Error() string {
+	return fmt.Sprintf("the result is %d bytes, more than jobs.max_result_bytes (%d): ask for less (fewer sweep points, report.timeseries off, a shorter run)", e.Bytes, e.Limit)
+}
+
+// BusyError is ErrBusy with a hint of when to retry (429).
+type BusyError struct {
+	RetryAfterS int
+	Reason      string
+}
+
+func (e *BusyError) Error() string {
+	return fmt.Sprintf("%v: %s; retry in about %d s, or submit a job (POST /v1/jobs)", ErrBusy, e.Reason, e.RetryAfterS)
+}
+func (e *BusyError) Unwrap() error   { return ErrBusy }
+func (e *BusyError) retryAfter() int { return e.RetryAfterS }
 
 // bodyTooLargeError is a body over the limit (413).
 type bodyTooLargeError struct{ limit int64 }
@@ -163,6 +190,8 @@ func problemFor(err error) (p Problem, internal bool) {
 		return problem(http.StatusBadRequest, "invalid-request", "Invalid request", err.Error()), false
 	case errors.Is(err, catalogs.ErrUnknownModel), errors.Is(err, catalogs.ErrUnknownGPU), errors.Is(err, ErrNotFound):
 		return problem(http.StatusNotFound, "not-found", "Not found", err.Error()), false
+	case errors.Is(err, ErrUnauthorized):
+		return problem(http.StatusUnauthorized, "unauthorized", "Unauthorized", err.Error()), false
 	case errors.Is(err, errMethod):
 		return problem(http.StatusMethodNotAllowed, "method-not-allowed", "Method not allowed", err.Error()), false
 	case errors.Is(err, ErrConflict), errors.Is(err, ErrNotFinished):
@@ -173,7 +202,7 @@ func problemFor(err error) (p Problem, internal bool) {
 		return problem(http.StatusUnprocessableEntity, "infeasible", "Infeasible configuration", err.Error()), false
 	case errors.Is(err, calibrate.ErrTooFewRequests):
 		return problem(http.StatusUnprocessableEntity, "too-few-requests", "Too few requests to calibrate", err.Error()), false
-	case errors.Is(err, ErrCalibration):
+	case errors.Is(err, ErrCalibration), errors.Is(err, calibrate.ErrInvalidProfile):
 		return problem(http.StatusUnprocessableEntity, "calibration-failed", "Calibration failed", err.Error()), false
 	case errors.Is(err, memory.ErrDoesNotFit):
 		p := problem(http.StatusUnprocessableEntity, "infeasible", "Infeasible configuration", err.Error())
@@ -182,10 +211,28 @@ func problemFor(err error) (p Problem, internal bool) {
 			p.Report = &ie.Report
 		}
 		return p, false
-	case errors.Is(err, scenario.ErrTooLarge), errors.Is(err, ErrOverLimit), errors.Is(err, sim.ErrEventLimit):
+	case errors.Is(err, sim.ErrTooLong):
+		// The workload's arrivals (rates, stages, think times, trace time
+		// stamps) reach past the simulated time a run may cover.
+		p := problem(http.StatusUnprocessableEntity, "over-limit", "Over the limit", err.Error())
+		p.Errors = []FieldProblem{{Field: "workload", Reason: err.Error()}}
+		return p, false
+	case errors.As(err, new(*OverLimitError)):
+		var ol *OverLimitError
+		errors.As(err, &ol)
+		p := problem(http.StatusUnprocessableEntity, "over-limit", "Over the limit", err.Error())
+		p.Errors = []FieldProblem{{Field: ol.Field, Reason: ol.Reason}}
+		return p, false
+	case errors.Is(err, scenario.ErrTooLarge), errors.Is(err, ErrOverLimit), errors.Is(err, sim.ErrEventLimit), errors.Is(err, ErrLimit):
 		return problem(http.StatusUnprocessableEntity, "over-limit", "Over the limit", err.Error()), false
+	case errors.As(err, new(*ResultTooLargeError)):
+		return problem(http.StatusUnprocessableEntity, "result-too-large", "Result too large", err.Error()), false
+	case errors.Is(err, ErrSimulation):
+		return problem(http.StatusUnprocessableEntity, "unsimulatable", "Cannot simulate", err.Error()), false
 	case errors.Is(err, ErrQueueFull):
 		return problem(http.StatusTooManyRequests, "queue-full", "Job queue full", err.Error()), false
+	case errors.Is(err, ErrBusy):
+		return problem(http.StatusTooManyRequests, "busy", "Server busy", err.Error()), false
 	case errors.Is(err, ErrShuttingDown), errors.Is(err, context.Canceled):
 		return problem(http.StatusServiceUnavailable, "cancelled", "Cancelled", err.Error()), false
 	case errors.Is(err, context.DeadlineExceeded):
@@ -210,9 +257,9 @@ func (s *Server) fail(c *gin.Context, err error) {
 	if internal {
 		s.log.Error("request failed", "method", c.Request.Method, "path", c.Request.URL.Path, "err", err)
 	}
-	var qf *QueueFullError
-	if errors.As(err, &qf) {
-		c.Header("Retry-After", strconv.Itoa(qf.RetryAfterS))
+	var ra interface{ retryAfter() int }
+	if errors.As(err, &ra) {
+		c.Header("Retry-After", strconv.Itoa(ra.retryAfter()))
 	}
 	writeProblem(c, p)
 }

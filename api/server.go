@@ -22,6 +22,10 @@ type Options struct {
 	Engine Engine
 	// Logger receives the access log and the errors (discarded when nil).
 	Logger *slog.Logger
+	// Abort, when closed during a shutdown, skips what is left of the drain
+	// and of the grace period (`headroom serve` closes it on a second
+	// SIGINT/SIGTERM).
+	Abort <-chan struct{}
 }
 
 // Server is the REST API: handlers over an Engine, a job manager, metrics.
@@ -37,6 +41,13 @@ type Server struct {
 	cals *calibrationStore
 	// ready is false once shutdown begins (GET /readyz then answers 503).
 	ready atomic.Bool
+	// tokenSum is the SHA-256 of auth_token (nil: no authentication).
+	tokenSum []byte
+	abort    <-chan struct{}
+	// cpu is the CPU budget every simulation takes a slot of.
+	cpu *budget
+	// gate admits synchronous simulations.
+	gate *syncGate
 }
 
 var ginMode sync.Once
@@ -53,11 +64,15 @@ func New(cfg Config, opt Options) (*Server, error) {
 		opt.Logger = slog.New(slog.DiscardHandler)
 	}
 	ginMode.Do(func() { gin.SetMode(gin.ReleaseMode) })
-	s := &Server{cfg: cfg, log: opt.Logger, engine: opt.Engine, metrics: newMetrics()}
+	s := &Server{cfg: cfg, log: opt.Logger, engine: opt.Engine, metrics: newMetrics(), tokenSum: tokenDigest(cfg.AuthToken), abort: opt.Abort}
 	s.validate = newValidator(opt.Engine.Model)
+	s.cpu = newBudget(cfg.Limits.Simulations)
+	s.gate = &syncGate{max: cfg.Simulate.MaxConcurrent, slots: cfg.Limits.Simulations}
+	s.metrics.watch(s)
 	s.jobs = NewJobManager(JobOptions{
 		Workers: cfg.Jobs.Workers, QueueSize: cfg.Jobs.QueueSize, ResultTTL: cfg.Jobs.ResultTTL,
 		MaxFinished: cfg.Jobs.MaxFinished, Timeout: cfg.Jobs.Timeout, Logger: opt.Logger,
+		MaxResultBytes: cfg.Jobs.MaxResultBytes, MaxResultsBytes: cfg.Jobs.MaxResultsBytes,
 		OnTransition: s.metrics.jobTransition,
 	})
 	s.jobs.Register("simulate", s.runSimulateJob, s.checkSimulateJob)
@@ -94,11 +109,19 @@ func (s *Server) ListenAndServe(ctx context.Context) error {
 	return s.Serve(ctx, ln)
 }
 
-// Serve serves on ln until ctx ends, then shuts down gracefully: it stops
-// accepting, lets running requests and jobs finish within the shutdown
-// grace period, and cancels what is still running after it (those requests
-// answer 503, those jobs end cancelled). It closes the server when it
-// returns.
+// Serve serves on ln until ctx ends, then shuts down in three steps:
+//
+//  1. drain: /readyz answers 503, new jobs are refused (503) and queued
+//     ones are cancelled (each logged, and listed as cancelled), while the
+//     listener stays open for shutdown_drain so that load balancers see the
+//     probe fail and stop sending requests;
+//  2. grace: the listener closes, running requests and jobs get
+//     shutdown_grace to finish;
+//  3. what still runs is cancelled (those requests answer 503, those jobs
+//     end cancelled).
+//
+// Closing Options.Abort skips what is left of steps 1 and 2. Serve closes
+// the server when it returns.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	defer s.Close()
 	base, cancelBase := context.WithCancel(context.WithoutCancel(ctx))
@@ -112,7 +135,8 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
 	}
 	s.jobs.Start()
-	s.log.Info("serving", "addr", ln.Addr().String(), "workers", s.cfg.Jobs.Workers, "queue", s.cfg.Jobs.QueueSize)
+	s.log.Info("serving", "addr", ln.Addr().String(), "workers", s.cfg.Jobs.Workers, "queue", s.cfg.Jobs.QueueSize,
+		"authentication", s.tokenSum != nil)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {
@@ -123,9 +147,26 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	case <-ctx.Done():
 	}
 	s.ready.Store(false)
+	s.jobs.Drain()
+	if d := s.cfg.ShutdownDrain; d > 0 {
+		s.log.Info("draining: /readyz answers 503, new jobs are refused", "drain", d)
+		select {
+		case <-time.After(d):
+		case <-s.abort:
+		case err := <-errc:
+			errc <- err
+		}
+	}
 	s.log.Info("shutting down", "grace", s.cfg.ShutdownGrace)
 	grace, cancel := context.WithTimeout(context.Background(), s.cfg.ShutdownGrace)
 	defer cancel()
+	go func() {
+		select {
+		case <-s.abort:
+			cancel()
+		case <-grace.Done():
+		}
+	}()
 	var wg sync.WaitGroup
 	wg.Go(func() { s.jobs.Shutdown(grace) })
 	err := srv.Shutdown(grace)
@@ -153,7 +194,7 @@ func (s *Server) routes() *gin.Engine {
 	r := gin.New()
 	r.HandleMethodNotAllowed = true
 	r.ContextWithFallback = true
-	r.Use(s.metrics.middleware, s.accessLog, s.recover, s.limitBody)
+	r.Use(s.metrics.middleware, s.accessLog, s.recover, s.authenticate, s.limitBody)
 	r.NoRoute(func(c *gin.Context) { s.fail(c, notFound("no route %s %s", c.Request.Method, c.Request.URL.Path)) })
 	r.NoMethod(func(c *gin.Context) {
 		s.fail(c, fmt.Errorf("%w: %s %s", errMethod, c.Request.Method, c.Request.URL.Path))
@@ -172,6 +213,7 @@ func (s *Server) routes() *gin.Engine {
 	v1.GET("/models", s.listModels)
 	v1.GET("/models/*id", s.getModel)
 	v1.POST("/models", s.addModel)
+	v1.DELETE("/models/*id", s.deleteModel)
 	v1.POST("/capacity", s.capacity)
 	v1.POST("/simulate", s.simulate)
 	v1.POST("/jobs", s.submitJob)

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -18,17 +19,26 @@ import (
 )
 
 // catalogStore holds the served catalog. Readers take the current one
-// without locking; a writer clones it, adds, persists, and swaps.
+// without locking; a writer builds the next one (the base, then the added
+// models), persists, and swaps.
 type catalogStore struct {
 	mu  sync.Mutex // serialises writers
 	cur atomic.Pointer[catalogs.Catalog]
+	// base is the catalog without added models (built-in and catalog_dir).
+	base *catalogs.Catalog
+	// added are the models of POST /v1/models and of the model store, in
+	// the order they came.
+	added []*models.Model
 	// dir is the model store ("" keeps added models in memory only).
 	dir string
 }
 
+// ErrLimit marks a store that holds as much as it may (422).
+var ErrLimit = errors.New("limit reached")
+
 // newCatalogStore serves base extended with dir's catalog files.
 func newCatalogStore(base *catalogs.Catalog, dir string) (*catalogStore, error) {
-	s := &catalogStore{dir: dir}
+	s := &catalogStore{dir: dir, base: base}
 	cat := base
 	if dir != "" {
 		st, err := os.Stat(dir)
@@ -44,6 +54,11 @@ func newCatalogStore(base *catalogs.Catalog, dir string) (*catalogStore, error) 
 			if err := cat.LoadFS(os.DirFS(dir)); err != nil {
 				return nil, fmt.Errorf("model store %s: %w", dir, err)
 			}
+			for _, m := range cat.Models() {
+				if bm, err := base.Model(m.ID); err != nil || bm != m {
+					s.added = append(s.added, m)
+				}
+			}
 		}
 	}
 	s.cur.Store(cat)
@@ -52,11 +67,15 @@ func newCatalogStore(base *catalogs.Catalog, dir string) (*catalogStore, error) 
 
 func (s *catalogStore) catalog() *catalogs.Catalog { return s.cur.Load() }
 
-// addModel adds m unless its id or a name of it is taken, writing it to the
+// addModel adds m unless its id or a name of it is taken, or maxAdded
+// models are held already (0 refuses every addition), writing it to the
 // store first when there is one. persisted says whether it was written.
-func (s *catalogStore) addModel(m *models.Model, ignored []string) (persisted bool, err error) {
+func (s *catalogStore) addModel(m *models.Model, ignored []string, maxAdded int) (persisted bool, err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if len(s.added) >= maxAdded {
+		return false, fmt.Errorf("%w: the server holds %d added models, the most models.max_added allows: DELETE /v1/models/{id} one first", ErrLimit, len(s.added))
+	}
 	cur := s.cur.Load()
 	for _, name := range append([]string{m.ID, m.HFID}, m.Aliases...) {
 		if name == "" {
@@ -76,8 +95,41 @@ func (s *catalogStore) addModel(m *models.Model, ignored []string) (persisted bo
 		}
 		persisted = true
 	}
+	s.added = append(s.added, m)
 	s.cur.Store(next)
 	return persisted, nil
+}
+
+// deleteModel removes an added model (by id, alias or Hugging Face id),
+// and its file from the store; built-in and catalog_dir models are not
+// removable (ErrConflict). It answers the removed model's id.
+func (s *catalogStore) deleteModel(name string) (string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	m, err := s.cur.Load().Model(name)
+	if err != nil {
+		return "", err
+	}
+	i := slices.Index(s.added, m)
+	if i < 0 {
+		return "", fmt.Errorf("%w: model %q is part of the catalog the server started with (built in or from catalog_dir); only models added with POST /v1/models can be deleted", ErrConflict, m.ID)
+	}
+	if s.dir != "" {
+		err := os.Remove(filepath.Join(s.dir, "models", m.ID+".yaml"))
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return "", fmt.Errorf("model store: %w", err)
+		}
+	}
+	rest := slices.Delete(slices.Clone(s.added), i, i+1)
+	next := s.base.Clone()
+	for _, am := range rest {
+		if err := next.AddModel(am, am.Source); err != nil {
+			return "", fmt.Errorf("model store: rebuild the catalog: %w", err)
+		}
+	}
+	s.added = rest
+	s.cur.Store(next)
+	return m.ID, nil
 }
 
 // write stores m as <dir>/models/<id>.yaml, atomically.

@@ -15,7 +15,6 @@ import (
 	"github.com/headroom-sim/headroom/sim/steptime"
 
 	"github.com/headroom-sim/headroom/catalogs"
-	"github.com/headroom-sim/headroom/hardware"
 	"github.com/headroom-sim/headroom/internal/adapter/measured"
 	"github.com/headroom-sim/headroom/internal/study/calibrate"
 	"github.com/headroom-sim/headroom/internal/study/replay"
@@ -93,27 +92,10 @@ func runCalibrate(ctx context.Context, e *env, args []string) error {
 			}
 		}
 	}
-	res, err := calibrate.Fit(ctx, run, cat, opts)
+	file, err := calibrate.Calibrate(ctx, run, cat, src, opts)
 	if err != nil {
-		if errors.Is(err, calibrate.ErrTooFewRequests) {
-			return usagef("--trace %s: %v", trace, err)
-		}
-		return scenarioError(err)
+		return calibrateError(trace, err)
 	}
-	if run.LoggedBlocks > 0 {
-		// Memory calibration: the extra per-GPU memory that makes the
-		// memory model reproduce the block count the server logged.
-		if rr, err := replay.Config(run, cat, replay.Options{}); err == nil && rr.Memory.BlockBytes > 0 {
-			res.Profile.NonTorchAdjustGiB = float64(rr.Memory.NumGPUBlocks-run.LoggedBlocks) * rr.Memory.BlockBytes / hardware.GiB
-		}
-	}
-	file := &calibrate.File{
-		SchemaVersion: calibrate.FileSchemaVersion, Kind: calibrate.FileKind,
-		GPU: run.GPU, Model: run.Model, TP: max(run.TP, 1), EngineVersion: run.EngineVersion,
-		Source: src, Profile: res.Profile,
-		Fit: &calibrate.FitSummary{Fitted: res.Fitted, Evaluations: res.Evaluations, Before: res.Before, After: res.After},
-	}
-	file.Source.Requests = calibrate.Completed(run, stage)
 	report := calibrationReport{File: file}
 	for _, h := range holdouts {
 		hr, _, err := loadMeasured(h, &o, cat)
@@ -127,7 +109,7 @@ func runCalibrate(ctx context.Context, e *env, args []string) error {
 		if err != nil {
 			return scenarioError(err)
 		}
-		after, err := calibrate.Evaluate(ctx, h.run, cat, &res.Profile, h.stage)
+		after, err := calibrate.Evaluate(ctx, h.run, cat, &file.Profile, h.stage)
 		if err != nil {
 			return scenarioError(err)
 		}
@@ -154,6 +136,22 @@ func runCalibrate(ctx context.Context, e *env, args []string) error {
 		fmt.Fprintf(e.stdout, "\nwrote %s (use --calibration %s)\n", out, out)
 	}
 	return nil
+}
+
+// calibrateError maps the workflow's errors to exit codes: a field it
+// names is the flag that sets it (--model, --gpu, --stage), a run too small
+// or a fit that cannot be made is the --trace's, a stopped run exits 1.
+func calibrateError(trace string, err error) error {
+	switch {
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return err
+	case errors.Is(err, calibrate.ErrTooFewRequests), errors.Is(err, calibrate.ErrInvalidProfile):
+		return usagef("--trace %s: %v", trace, err)
+	}
+	if fe := fieldAsFlag(err); fe != err {
+		return fe
+	}
+	return scenarioError(err)
 }
 
 type calibrationReport struct {

@@ -1,11 +1,14 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/headroom-sim/headroom/hardware"
 )
 
 // usageError is bad input: exit code 2 and one line naming the flag, file
@@ -45,4 +48,26 @@ func report(w io.Writer, prefix string, err error) int {
 // flagName turns a snake_case field name into its --kebab-case flag.
 func flagName(field string) string {
 	return "--" + strings.ReplaceAll(field, "_", "-")
+}
+
+// simError maps a failed simulation to an exit code: a run stopped by its
+// context (--timeout, Ctrl-C) exits 1; anything else sim.Run refuses (a
+// field out of range, a workload past the simulated time span, the event
+// limit) is the scenario's doing and exits 2, naming the field when the
+// error does.
+func simError(err error) error {
+	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	return scenarioError(err)
+}
+
+// fieldAsFlag turns a *hardware.FieldError into a usage error naming the
+// flag that sets the field; other errors pass through.
+func fieldAsFlag(err error) error {
+	var fe *hardware.FieldError
+	if errors.As(err, &fe) {
+		return usagef("%s: %s", flagName(fe.Field), fe.Reason)
+	}
+	return err
 }

@@ -35,7 +35,7 @@ func (p *planFlags) register(fs *flag.FlagSet, formats string) {
 // prints the result as JSON or through table.
 func (p *planFlags) emit(e *env, res any, err error, table func(io.Writer) error) error {
 	if err != nil {
-		return scenarioError(err)
+		return simError(err)
 	}
 	if err := writePlots(p, res); err != nil {
 		return err
@@ -76,20 +76,6 @@ func requireSLA(sc scenario.Scenario) error {
 		return usagef("sla: the scenario needs an sla (e.g. --set sla.ttft_ms.p99=1000 --set sla.tpot_ms.p99=150)")
 	}
 	return nil
-}
-
-// progressBar draws a progress bar on w.
-func progressBar(w io.Writer, on bool, label string) func(float64) {
-	if !on {
-		return nil
-	}
-	return func(f float64) {
-		n := int(f * 30)
-		fmt.Fprintf(w, "\r%s [%s%s] %3.0f%%", label, strings.Repeat("#", n), strings.Repeat(".", 30-n), 100*f)
-		if f >= 1 {
-			fmt.Fprintln(w)
-		}
-	}
 }
 
 func parseFloats(flag, s string) ([]float64, error) {

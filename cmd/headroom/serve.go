@@ -10,6 +10,9 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"os/signal"
+	"strconv"
+	"syscall"
 
 	"go.yaml.in/yaml/v3"
 
@@ -21,19 +24,34 @@ var environ = os.Environ
 
 // serveFlags maps each flag of `headroom serve` to its configuration key.
 var serveFlags = []struct{ flag, key, usage string }{
-	{"listen", "listen", "address to listen on (host:port)"},
+	{"listen", "listen", "address to listen on (host:port); beyond loopback it needs --auth-token or --allow-remote-without-token"},
+	{"auth-token", "auth_token", "bearer token every request but /healthz and /readyz must carry (prefer the environment variable: flags are visible to other users)"},
+	{"allow-remote-without-token", "allow_remote_without_token", "listen beyond loopback without a token (behind an authenticating proxy)"},
 	{"body-limit-bytes", "body_limit_bytes", "largest request body in bytes (413 beyond)"},
-	{"shutdown-grace", "shutdown_grace", "time running requests and jobs get to finish on SIGINT/SIGTERM"},
+	{"shutdown-drain", "shutdown_drain", "time the listener stays open on SIGINT/SIGTERM with /readyz answering 503 (a second signal skips it)"},
+	{"shutdown-grace", "shutdown_grace", "time running requests and jobs get to finish once the listener has closed"},
 	{"catalog-dir", "catalog_dir", "directory of extra catalog entries (gpus/*.yaml, models/*.yaml)"},
 	{"model-store-dir", "model_store_dir", "directory where POST /v1/models persists models (models/<id>.yaml), loaded at start"},
+	{"max-added-models", "models.max_added", "most models POST /v1/models may add (0 turns it off); DELETE /v1/models/{id} frees one"},
+	{"calibration-store", "calibration_store", "bbolt file keeping POST /v1/calibrations across restarts, created and locked at start (\"\" keeps them in memory)"},
+	{"calibration-upload-limit-bytes", "calibrations.upload_limit_bytes", "largest POST /v1/calibrations upload in bytes (413 beyond)"},
+	{"calibration-sync-max-requests", "calibrations.sync_max_requests", "most measured requests a synchronous calibration replays (422 beyond: use ?async=true)"},
+	{"calibration-sync-timeout", "calibrations.sync_timeout", "wall-time limit of a synchronous calibration"},
+	{"simulations", "limits.simulations", "CPU budget: the most simulations running at once, synchronous calls and jobs together (default: the number of cores)"},
+	{"timeseries-points", "limits.timeseries_points", "most points of a report's time series; longer ones are coarsened to one point per k seconds"},
+	{"sync-max-concurrent", "simulate.max_concurrent", "most synchronous simulations in flight before the next is refused with 429 (default: twice the cores)"},
 	{"sync-max-requests", "simulate.sync_max_requests", "most simulated requests of a synchronous POST /v1/simulate"},
+	{"sync-max-tokens", "simulate.sync_max_tokens", "most simulated tokens (prompts and outputs, estimated) of a synchronous POST /v1/simulate"},
 	{"sync-timeout", "simulate.sync_timeout", "wall-time limit of a synchronous POST /v1/simulate"},
 	{"job-workers", "jobs.workers", "jobs run in parallel (default: the number of cores)"},
 	{"job-queue-size", "jobs.queue_size", "jobs waiting for a worker before POST /v1/jobs answers 429"},
 	{"job-result-ttl", "jobs.result_ttl", "how long finished jobs are kept"},
 	{"job-max-finished", "jobs.max_finished", "most finished jobs kept"},
 	{"job-max-requests", "jobs.max_requests", "most simulated requests of one job"},
+	{"job-max-tokens", "jobs.max_tokens", "most simulated tokens (prompts and outputs, estimated) of each simulation of a job"},
 	{"job-timeout", "jobs.timeout", "wall-time limit of one job"},
+	{"job-max-result-bytes", "jobs.max_result_bytes", "largest result of one job, kept as compact JSON (the job fails beyond it)"},
+	{"job-max-results-bytes", "jobs.max_results_bytes", "largest size of all results kept together (the oldest finished jobs are dropped to make room)"},
 	{"log-level", "log.level", "debug|info|warn|error"},
 	{"log-format", "log.format", "text|json"},
 }
@@ -45,7 +63,12 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	def := api.DefaultConfig()
 	defaults := configValues(def)
 	for _, f := range serveFlags {
-		fs.String(f.flag, "", fmt.Sprintf("%s (%s, env %s; default %s)", f.usage, f.key, api.EnvName(f.key), defaults[f.key]))
+		usage := fmt.Sprintf("%s (%s, env %s; default %s)", f.usage, f.key, api.EnvName(f.key), defaults[f.key])
+		if defaults[f.key] == "false" {
+			fs.Var(new(boolText), f.flag, usage)
+			continue
+		}
+		fs.String(f.flag, "", usage)
 	}
 	pos, err := parseFlags(fs, args, e.stdout)
 	if err != nil {
@@ -69,7 +92,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 		return usagef("%v", err)
 	}
 	if *printConfig {
-		return writeConfig(e.stdout, cfg)
+		return writeConfig(e.stdout, cfg.Redacted())
 	}
 	log, err := newLogger(e.stderr, cfg.Log)
 	if err != nil {
@@ -83,12 +106,42 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return usagef("--model-store-dir: %v", err)
 	}
-	srv, err := api.New(cfg, api.Options{Engine: dom, Logger: log})
+	srv, err := api.New(cfg, api.Options{Engine: dom, Logger: log, Abort: secondSignal()})
 	if err != nil {
 		return err
 	}
 	return srv.ListenAndServe(ctx)
 }
+
+// secondSignal is closed by the second SIGINT or SIGTERM (the first one
+// ends the command's context and starts the shutdown): the impatient user's way to skip the
+// drain and the grace period.
+func secondSignal() <-chan struct{} {
+	abort := make(chan struct{})
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		<-sigs
+		<-sigs
+		signal.Stop(sigs)
+		close(abort)
+	}()
+	return abort
+}
+
+// boolText is a boolean flag (--allow-remote-without-token, or =false)
+// kept as the text the configuration parses.
+type boolText string
+
+func (b *boolText) String() string { return string(*b) }
+func (b *boolText) Set(v string) error {
+	if _, err := strconv.ParseBool(v); err != nil {
+		return fmt.Errorf("%q is not true or false", v)
+	}
+	*b = boolText(v)
+	return nil
+}
+func (b *boolText) IsBoolFlag() bool { return true }
 
 // writeConfig prints cfg as the YAML a --config file holds.
 func writeConfig(w io.Writer, cfg api.Config) error {

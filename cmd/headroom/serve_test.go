@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/headroom-sim/headroom/api"
 )
 
 // runServeCmd runs `headroom serve args…` with environ as the environment.
@@ -60,6 +62,12 @@ func TestServePrintConfig(t *testing.T) {
 		{"bad value", nil, []string{"--job-workers", "many"}, 2, []string{"jobs.workers"}, nil},
 		{"invalid value", []string{"HEADROOM_LOG__LEVEL=loud"}, nil, 2, []string{"log.level", "HEADROOM_LOG__LEVEL"}, nil},
 		{"missing file", nil, []string{"--config", filepath.Join(dir, "none.yaml")}, 2, []string{"none.yaml"}, nil},
+		{"remote without token", nil, []string{"--listen", "0.0.0.0:8080"}, 2, []string{"not a loopback address", "HEADROOM_AUTH_TOKEN", "--allow-remote-without-token"}, nil},
+		{"remote allowed", nil, []string{"--listen", "0.0.0.0:8080", "--allow-remote-without-token"}, 0, []string{"listen: 0.0.0.0:8080", "allow_remote_without_token: true"}, nil},
+		{"token redacted", []string{"HEADROOM_AUTH_TOKEN=0123456789abcdefXYZ"}, []string{"--listen", "0.0.0.0:8080"}, 0, []string{"auth_token: <redacted>"}, []string{"0123456789abcdefXYZ"}},
+		{"calibration flags", nil, []string{"--calibration-store", "", "--calibration-upload-limit-bytes", "4096", "--calibration-sync-max-requests", "50", "--calibration-sync-timeout", "5s"}, 0,
+			[]string{`calibration_store: ""`, "  upload_limit_bytes: 4096", "  sync_max_requests: 50", "  sync_timeout: 5s"}, nil},
+		{"bad bool", nil, []string{"--allow-remote-without-token=maybe"}, 2, []string{"allow-remote-without-token"}, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -75,6 +83,11 @@ func TestServePrintConfig(t *testing.T) {
 					t.Errorf("stderr lacks %q: %s", w, errs)
 				}
 			}
+			for _, w := range tt.notWants {
+				if strings.Contains(out+errs, w) {
+					t.Errorf("output shows %q:\n%s%s", w, out, errs)
+				}
+			}
 		})
 	}
 }
@@ -85,7 +98,7 @@ func TestServeStartsAndStops(t *testing.T) {
 	done := make(chan int, 1)
 	var errs string
 	go func() {
-		code, _, e := runServeCmd(t, ctx, nil, "--listen", "127.0.0.1:0", "--shutdown-grace", "1s", "--log-level", "warn")
+		code, _, e := runServeCmd(t, ctx, nil, "--listen", "127.0.0.1:0", "--shutdown-grace", "1s", "--log-level", "warn", "--calibration-store", filepath.Join(t.TempDir(), "cal.db"))
 		errs = e
 		done <- code
 	}()
@@ -101,8 +114,22 @@ func TestServeStartsAndStops(t *testing.T) {
 	}
 }
 
+// TestServeFlagsCoverKeys: every configuration key has a flag of
+// `headroom serve`.
+func TestServeFlagsCoverKeys(t *testing.T) {
+	has := map[string]bool{}
+	for _, f := range serveFlags {
+		has[f.key] = true
+	}
+	for _, k := range api.ConfigKeys() {
+		if !has[k] {
+			t.Errorf("configuration key %s has no flag of headroom serve", k)
+		}
+	}
+}
+
 func TestServeListenError(t *testing.T) {
-	code, _, errs := runServeCmd(t, context.Background(), nil, "--listen", "256.0.0.1:1")
+	code, _, errs := runServeCmd(t, context.Background(), nil, "--listen", "256.0.0.1:1", "--allow-remote-without-token", "--calibration-store", "")
 	if code != exitFailure || !strings.Contains(errs, "listen") {
 		t.Errorf("exit %d, stderr %q", code, errs)
 	}

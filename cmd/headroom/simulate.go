@@ -116,7 +116,7 @@ func runSimulate(ctx context.Context, e *env, args []string) error {
 		fmt.Fprintln(e.stderr)
 	}
 	if err != nil {
-		return err
+		return simError(err)
 	}
 	if err := outs.write(rep, res.Config.Engine.MaxModelLen); err != nil {
 		return err
@@ -240,10 +240,14 @@ func loadScenarioOnly(e *env, cat *catalogs.Catalog, f *scenarioFlags) (scenario
 func scenarioError(err error) error {
 	var fe *hardware.FieldError
 	switch {
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return err // stopped, not refused: exit 1
 	case errors.Is(err, memory.ErrDoesNotFit):
 		return &infeasibleError{err.Error()}
 	case errors.As(err, &fe):
 		return usagef("%s: %s", fe.Field, fe.Reason)
+	case errors.Is(err, sim.ErrTooLong):
+		return usagef("workload: %v", err)
 	case errors.Is(err, catalogs.ErrUnknownGPU), errors.Is(err, catalogs.ErrUnknownModel):
 		return usagef("%v", err)
 	}

@@ -10,5 +10,6 @@
 //
 // Reading order: params.go (the groups of coefficients a fit scales),
 // objective.go (targets and loss), fit.go, evaluate.go, file.go (the
-// versioned calibration file).
+// versioned calibration file), workflow.go (Check and Calibrate: the one
+// workflow `headroom calibrate` and POST /v1/calibrations both call).
 package calibrate

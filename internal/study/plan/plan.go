@@ -273,7 +273,7 @@ func (r *Runner) Plan(ctx context.Context, spec PlanSpec, progress func(float64)
 			if s.Workload.Requests > spec.HeadroomRequests {
 				s.Workload.Requests = spec.HeadroomRequests
 			}
-			lr, err := (&Runner{Env: r.env(), Workers: 1, MaxEvents: r.MaxEvents}).MaxLoad(ctx, LoadSpec{Scenario: s, MaxProbes: 10, Tolerance: 0.05, MinDurationS: spec.HeadroomDurationS}, nil)
+			lr, err := (&Runner{Env: r.env(), Workers: 1, Slots: r.Slots, MaxEvents: r.MaxEvents, Admit: r.Admit}).MaxLoad(ctx, LoadSpec{Scenario: s, MaxProbes: 10, Tolerance: 0.05, MinDurationS: spec.HeadroomDurationS}, nil)
 			if err != nil || target <= 0 {
 				return
 			}

@@ -31,6 +31,9 @@ func small(requests int) scenario.Scenario {
 }
 
 func TestMaxLoadBracketsAndIsMonotone(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a long sequential search: run without -short")
+	}
 	r := runner(t)
 	res, err := r.MaxLoad(context.Background(), LoadSpec{Scenario: small(300)}, nil)
 	if err != nil {

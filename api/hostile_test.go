@@ -1,0 +1,113 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/headroom-sim/headroom/hardware"
+	"github.com/headroom-sim/headroom/sim"
+)
+
+// hostileScenarios are valid numbers that break time: the probes of the
+// "never a 500" review. Each must be refused as the scenario's fault (400
+// naming the field, or 422 naming the workload), never answered 500.
+var hostileScenarios = []struct {
+	name, body string
+}{
+	{"rate 1e-9", `{"model":"llama-3.1-8b","gpu":"h100-sxm","workload":{"requests":10,"arrival":{"type":"poisson","rate_rps":1e-9}}}`},
+	{"stage 1e10 s", `{"model":"llama-3.1-8b","gpu":"h100-sxm","workload":{"stages":[{"duration_s":1e10,"rate_rps":1e-9}]}}`},
+	{"constant 1e-9", `{"model":"llama-3.1-8b","gpu":"h100-sxm","workload":{"requests":3,"arrival":{"type":"constant","rate_rps":1e-9}}}`},
+}
+
+// refusedAsInput checks a problem is the input's fault and names a field
+// of the workload.
+func refusedAsInput(t *testing.T, p Problem) {
+	t.Helper()
+	if p.Status != http.StatusBadRequest && p.Status != http.StatusUnprocessableEntity {
+		t.Fatalf("status %d (%s), want 400 or 422", p.Status, p.Detail)
+	}
+	if len(p.Errors) == 0 || !strings.Contains(p.Errors[0].Field, "workload") {
+		t.Fatalf("the problem does not name the workload field: %+v", p)
+	}
+}
+
+func TestHostileScenarioSyncIsNot500(t *testing.T) {
+	s := newTestServer(t, nil)
+	for _, c := range hostileScenarios {
+		t.Run(c.name, func(t *testing.T) {
+			r := do(t, s.Handler(), "POST", "/v1/simulate", c.body)
+			refusedAsInput(t, r.problem(t))
+		})
+	}
+}
+
+func TestHostileScenarioJobIsNot500(t *testing.T) {
+	s := newTestServer(t, nil)
+	s.jobs.Start()
+	defer s.jobs.Shutdown(t.Context())
+	for _, c := range hostileScenarios {
+		t.Run(c.name, func(t *testing.T) {
+			r := do(t, s.Handler(), "POST", "/v1/jobs", `{"kind":"simulate","params":`+c.body+`}`)
+			if r.status != http.StatusAccepted {
+				refusedAsInput(t, r.problem(t))
+				return
+			}
+			var v JobView
+			r.json(t, &v)
+			v = waitFinal(t, s.jobs, v.ID)
+			if v.State != JobFailed || v.Error == nil {
+				t.Fatalf("job %s, want failed", v.State)
+			}
+			refusedAsInput(t, *v.Error)
+		})
+	}
+}
+
+func TestHostileCompareJobIsNot500(t *testing.T) {
+	s := newTestServer(t, nil)
+	s.jobs.Start()
+	defer s.jobs.Shutdown(t.Context())
+	r := do(t, s.Handler(), "POST", "/v1/jobs", `{"kind":"compare","params":{"a":`+hostileScenarios[0].body+`,"b":{"model":"llama-3.1-8b","gpu":"a100-80gb"}}}`)
+	if r.status != http.StatusAccepted {
+		refusedAsInput(t, r.problem(t))
+		return
+	}
+	var v JobView
+	r.json(t, &v)
+	v = waitFinal(t, s.jobs, v.ID)
+	if v.State != JobFailed || v.Error == nil {
+		t.Fatalf("job %s, want failed", v.State)
+	}
+	refusedAsInput(t, *v.Error)
+}
+
+// TestSimulationErrorClassified: what sim.Run returns is the input's fault
+// (422, or 400 naming the field), except the end of the caller's context.
+func TestSimulationErrorClassified(t *testing.T) {
+	live := t.Context()
+	done, cancel := context.WithCancel(live)
+	cancel()
+	for _, c := range []struct {
+		name   string
+		ctx    context.Context
+		err    error
+		status int
+	}{
+		{"unknown error", live, errors.New("sim: the trace has no requests"), 422},
+		{"field", live, &hardware.FieldError{Field: "workload.requests", Reason: "must be >= 1"}, 400},
+		{"time span", live, fmt.Errorf("%w: past 10000000 s", sim.ErrTooLong), 422},
+		{"event limit", live, sim.ErrEventLimit, 422},
+		{"cancelled", done, context.Canceled, 503},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			p, internal := problemFor(simulationError(c.ctx, c.err))
+			if internal || p.Status != c.status {
+				t.Fatalf("status %d (internal %v), want %d", p.Status, internal, c.status)
+			}
+		})
+	}
+}
