@@ -16,7 +16,9 @@ func TestExplainProbe(t *testing.T) {
 	}
 	cat := builtin(t)
 	m, err := cat.Model(mid)
-	if err != nil { t.Fatal(err) }
+	if err != nil {
+		t.Fatal(err)
+	}
 	g, _ := cat.GPU(gid)
 	var tp, b, ctx, pre int
 	fmt.Sscan(os.Getenv("TP"), &tp)
@@ -25,15 +27,21 @@ func TestExplainProbe(t *testing.T) {
 	fmt.Sscan(os.Getenv("PRE"), &pre)
 	p := m.DefaultPrecision()
 	sm, err := steptime.New(m, g, p, tp, steptime.DefaultProfile(g), true)
-	if err != nil { t.Fatal(err) }
+	if err != nil {
+		t.Fatal(err)
+	}
 	sm.WithCUDAGraphs(512)
 	if os.Getenv("BACKEND") == "table" {
 		db, _ := kernelLoader(t)(g, "")
 		sm.WithKernelDB(db)
 	}
 	var batch models.Batch
-	for range b { batch.AddDecode(ctx, m.SlidingWindow) }
-	if pre > 0 { batch.AddPrefill(pre, 0, m.SlidingWindow, true) }
+	for range b {
+		batch.AddDecode(ctx, m.SlidingWindow)
+	}
+	if pre > 0 {
+		batch.AddPrefill(pre, 0, m.SlidingWindow, true)
+	}
 	t.Logf("precision %+v", p)
 	var sum float64
 	for _, k := range sm.Explain(&batch) {

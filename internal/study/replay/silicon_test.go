@@ -22,11 +22,11 @@ import (
 )
 
 type siliconResult struct {
-	run                    *measured.Run
-	ttft, tpot             float64 // predicted
-	mttft, mtpot           float64 // measured
-	err                    error
-	wall                   time.Duration
+	run          *measured.Run
+	ttft, tpot   float64 // predicted
+	mttft, mtpot float64 // measured
+	err          error
+	wall         time.Duration
 }
 
 func kernelLoader(t *testing.T) func(g *hardware.GPU, dir string) (*steptime.KernelDB, error) {
