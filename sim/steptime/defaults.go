@@ -27,6 +27,16 @@ var MeasuredSystems = map[string]string{
 	"rtx-pro-6000": "rtx_pro_6000_server",
 }
 
+// SiblingSystems pairs each measured system with its family's other one:
+// the same architecture and kernels (H100 and H200 are one Hopper die with
+// different memory; B300 is a Blackwell B200 with more memory and FP4
+// rate), whose measured utilisation stands in where a system's own tables
+// lack a configuration.
+var SiblingSystems = map[string]string{
+	"h100_sxm": "h200_sxm", "h200_sxm": "h100_sxm",
+	"b200_sxm": "b300_sxm", "b300_sxm": "b200_sxm",
+}
+
 // measuredProfile returns the embedded fitted profile of system.
 func measuredProfile(system string) (Profile, bool) {
 	b, err := profileFS.ReadFile("profiles/" + system + ".json")

@@ -45,6 +45,13 @@ type KernelDB struct {
 	nccl      map[commKey]*Curve // NCCL collectives, by op and GPUs
 
 	finished bool
+
+	// Sibling is the family's other measured GPU (H200 for an H100 …):
+	// where this database lacks a configuration, the sibling's measured
+	// utilisation stands in, on this GPU's peaks. SiblingHW is the
+	// sibling's hardware, for its ideal times.
+	Sibling   *KernelDB
+	SiblingHW Hardware
 }
 
 // NewKernelDB returns an empty database for system.

@@ -1,6 +1,7 @@
 package steptime
 
 import (
+	"fmt"
 	"math"
 	"sort"
 )
@@ -231,4 +232,62 @@ func (db *KernelDB) hasMoE(k MoEKey, tokens int) bool {
 func (db *KernelDB) hasAllReduce(gpus int, eager bool, bytes float64) bool {
 	c := db.allReduce[commKey{"all_reduce", gpus, eager}]
 	return c != nil && c.has(bytes)
+}
+
+// moeIdeal is the roofline time of the fused-MoE work of k at tokens on hw.
+func moeIdeal(k MoEKey, tokens int, hw Hardware) float64 {
+	w := MoEWorkFor(k, tokens)
+	return hw.Roof(k.Format).time(w.FLOPs, w.WeightBytes+w.ActBytes)
+}
+
+// LookupMoETransfer prices a fused-MoE configuration the table does not
+// hold from one it does: the same model shape (format, routing, sizes,
+// experts, top-k) split another way over the GPUs — the nearest in GPUs
+// per expert group, preferring the same kind of split (TP slices or EP
+// groups) — or, failing that, the exact configuration on the sibling GPU.
+// The source's utilisation (ideal over measured time) carries to k's ideal
+// time on hw; from names the source.
+func (db *KernelDB) LookupMoETransfer(k MoEKey, tokens int, hw Hardware) (sec float64, from string, ok bool) {
+	if tokens < 1 {
+		return 0, "", false
+	}
+	if src, found := db.nearestSplit(k); found {
+		c := db.moe[src]
+		measured := c.At(float64(tokens), func(x float64) float64 { return moeIdeal(src, int(x), hw) })
+		return measured * moeIdeal(k, tokens, hw) / moeIdeal(src, tokens, hw), fmt.Sprintf("TP%d×EP%d", src.TP, src.EP), true
+	}
+	if sib := db.Sibling; sib != nil {
+		if c := sib.moe[k]; c != nil && c.Len() > 0 {
+			measured := c.At(float64(tokens), func(x float64) float64 { return moeIdeal(k, int(x), db.SiblingHW) })
+			return measured * moeIdeal(k, tokens, hw) / moeIdeal(k, tokens, db.SiblingHW), sib.System, true
+		}
+		if src, found := sib.nearestSplit(k); found {
+			c := sib.moe[src]
+			measured := c.At(float64(tokens), func(x float64) float64 { return moeIdeal(src, int(x), db.SiblingHW) })
+			return measured * moeIdeal(k, tokens, hw) / moeIdeal(src, tokens, db.SiblingHW), fmt.Sprintf("%s TP%d×EP%d", sib.System, src.TP, src.EP), true
+		}
+	}
+	return 0, "", false
+}
+
+// nearestSplit finds the measured split of k's model shape closest to k's.
+func (db *KernelDB) nearestSplit(k MoEKey) (MoEKey, bool) {
+	var best MoEKey
+	found := false
+	bestD := math.Inf(1)
+	gpus := float64(max(k.TP, 1) * max(k.EP, 1))
+	for c, curve := range db.moe {
+		if curve.Len() == 0 || c.Format != k.Format || c.Routing != k.Routing || c.Hidden != k.Hidden || c.Inter != k.Inter ||
+			c.TopK != k.TopK || c.Experts != k.Experts || c == k {
+			continue
+		}
+		d := math.Abs(math.Log(float64(max(c.TP, 1)*max(c.EP, 1)) / gpus))
+		if (c.EP > 1) != (k.EP > 1) {
+			d += 0.5 // another kind of split: a worse stand-in than the same kind at a nearby size
+		}
+		if d < bestD || (d == bestD && moeLess(c, best)) {
+			best, bestD, found = c, d, true
+		}
+	}
+	return best, found
 }

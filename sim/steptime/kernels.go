@@ -66,21 +66,7 @@ func (s *Model) scaleMeasured(sec float64, b Bound) float64 {
 
 // gemm is the time of one call of g with m token rows.
 func (s *Model) gemm(g models.GEMMShape, m int, eager bool, visit visitor) float64 {
-	ft, bound := FormulaGEMM(&s.prof, s.hw, g.Format, m, g.N, g.K)
-	sec, src, measured := ft, "", 0.0
-	if s.db != nil {
-		wb, ab := FormatBytes(g.Format)
-		if t, ok := s.db.LookupGEMM(g.Format, m, g.N, g.K, s.hw.Roof(g.Format), wb, ab); ok {
-			sec = s.scaleMeasured(t, bound)
-			if visit != nil {
-				exact := s.db.hasGEMM(g.Format, m, g.N, g.K)
-				src = s.tableSource("gemm/"+g.Format, exact)
-				if exact {
-					measured = t
-				}
-			}
-		}
-	}
+	sec, bound, src, measured := s.gemmCall(g.Format, m, g.N, g.K, visit != nil)
 	sec = s.launchFloor(sec, 1, eager)
 	if visit != nil {
 		if src == "" {
@@ -90,6 +76,31 @@ func (s *Model) gemm(g models.GEMMShape, m int, eager bool, visit visitor) float
 			Sec: sec * float64(g.Count), Bound: bound, Source: src, MeasuredSec: measured})
 	}
 	return sec * float64(g.Count)
+}
+
+// gemmCall is one m×k by k×n GEMM in format: the measured table where it
+// covers the shape, the formula elsewhere; src and measured only when
+// explain is set.
+func (s *Model) gemmCall(format string, m, n, k int, explain bool) (sec float64, bound Bound, src string, measured float64) {
+	sec, bound = FormulaGEMM(&s.prof, s.hw, format, m, n, k)
+	if s.db != nil {
+		wb, ab := FormatBytes(format)
+		if t, ok := s.db.LookupGEMM(format, m, n, k, s.hw.Roof(format), wb, ab); ok {
+			sec = s.scaleMeasured(t, bound)
+			if explain {
+				exact := s.db.hasGEMM(format, m, n, k)
+				src = s.tableSource("gemm/"+format, exact)
+				if exact {
+					measured = t
+				}
+			}
+			return sec, bound, src, measured
+		}
+	}
+	if explain {
+		src = s.formulaSource()
+	}
+	return sec, bound, src, 0
 }
 
 // denseTime is the time of every kernel whose cost depends only on the
@@ -206,29 +217,15 @@ func (s *Model) moeTime(g int, eager bool, visit visitor) float64 {
 	}
 	k := s.moeKey()
 	w := MoEWorkFor(k, g)
-	ft, bound := FormulaMoE(&s.prof, s.hw, ms.Format, w)
-	sec, src, measured := ft, "", 0.0
-	if s.db != nil {
-		roof := s.hw.Roof(ms.Format)
-		if t, ok := s.db.LookupMoE(k, g, roof, w.FLOPs/math.Max(w.Tokens, 1), w.WeightBytes); ok {
-			sec = s.scaleMeasured(t, bound)
-			sc := s.prof.Scale.speed()
-			sec /= sc.Experts
-			if visit != nil {
-				exact := s.db.hasMoE(k, g)
-				src = s.tableSource("moe/"+ms.Format+" "+s.routing, exact)
-				if exact {
-					measured = t
-				}
-			}
+	sec, bound, src, measured := s.fusedMoE(k, g, w, visit != nil)
+	if ms.Format == FormatFP8Block && g >= DeepGEMMMinTokens {
+		if dg, dsrc := s.deepGEMMMoE(k, w, visit != nil); dg > 0 {
+			sec, src, measured = dg, dsrc, 0
 		}
 	}
 	sec = s.launchFloor(sec, 2, eager)
 	sum := sec * float64(ms.Layers)
 	if visit != nil {
-		if src == "" {
-			src = s.formulaSource()
-		}
 		split := fmt.Sprintf("TP%d", ms.TP)
 		if ms.EP > 1 {
 			split = fmt.Sprintf("EP%d", ms.EP)
@@ -260,4 +257,76 @@ func (s *Model) moeTime(g int, eager bool, visit visitor) float64 {
 		}
 	}
 	return sum
+}
+
+// fusedMoE is one routed-expert layer on vLLM's fused-MoE kernel: the
+// measured table for this configuration; else the table's utilisation for
+// the same model shape split another way over the GPUs (or measured on the
+// family's other GPU), carried to this split's and this GPU's ideal time;
+// else the formula.
+func (s *Model) fusedMoE(k MoEKey, g int, w MoEWork, explain bool) (sec float64, bound Bound, src string, measured float64) {
+	sec, bound = FormulaMoE(&s.prof, s.hw, k.Format, w)
+	if s.db == nil {
+		if explain {
+			src = s.formulaSource()
+		}
+		return sec, bound, src, 0
+	}
+	roof := s.hw.Roof(k.Format)
+	if t, ok := s.db.LookupMoE(k, g, roof, w.FLOPs/math.Max(w.Tokens, 1), w.WeightBytes); ok {
+		sec = s.scaleMeasured(t, bound) / s.prof.Scale.speed().Experts
+		if explain {
+			exact := s.db.hasMoE(k, g)
+			src = s.tableSource("moe/"+k.Format+" "+k.Routing, exact)
+			if exact {
+				measured = t
+			}
+		}
+		return sec, bound, src, measured
+	}
+	if t, from, ok := s.db.LookupMoETransfer(k, g, s.hw); ok {
+		sec = s.scaleMeasured(t, bound) / s.prof.Scale.speed().Experts
+		if explain {
+			src = fmt.Sprintf("table %s moe/%s %s, utilisation of %s", s.db.System, k.Format, k.Routing, from)
+		}
+		return sec, bound, src, 0
+	}
+	if explain {
+		src = s.formulaSource()
+	}
+	return sec, bound, src, 0
+}
+
+// DeepGEMMMinTokens is the batch from which vLLM runs block-fp8 MoE on
+// DeepGEMM's grouped GEMMs instead of Triton's fused-MoE kernel
+// (TritonOrDeepGemmExperts: DeepGEMM needs M ≥ its 128-row alignment).
+const DeepGEMMMinTokens = 128
+
+// deepGEMMMoE prices a block-fp8 MoE layer on DeepGEMM's contiguous
+// grouped GEMMs: every touched expert's rows padded to a 128-row block,
+// the gate/up and down projections as one GEMM each over the padded rows
+// (the dense fp8_block GEMM's measured or fitted efficiency — the tables
+// time the Triton path only), at least as long as streaming the touched
+// experts' weights, plus the permutation of the hidden states around it.
+func (s *Model) deepGEMMMoE(k MoEKey, w MoEWork, explain bool) (float64, string) {
+	if w.ExpertsTouched < 1 || w.Pairs < 1 {
+		return 0, ""
+	}
+	inter := k.Inter / max(k.TP, 1)
+	const align = 128
+	perExpert := w.Pairs / w.ExpertsTouched
+	rows := int(math.Ceil(w.ExpertsTouched) * math.Ceil(perExpert/align) * align)
+	t1, _, src, _ := s.gemmCall(FormatFP8Block, rows, 2*inter, k.Hidden, explain)
+	t2, _, _, _ := s.gemmCall(FormatFP8Block, rows, k.Hidden, inter, false)
+	wb, _ := FormatBytes(FormatFP8Block)
+	c := s.prof.gemmCoeffs(FormatFP8Block)
+	stream := w.ExpertsTouched * 3 * float64(k.Hidden) * float64(inter) * wb / (s.hw.BytesPerSec * c.BandwidthEfficiency) / s.prof.Scale.speed().Memory
+	// Permute in, quantise, unpermute and reduce out: four passes over
+	// the pairs' hidden states.
+	perm := FormulaElementwise(&s.prof, s.hw, 4*w.Pairs*float64(k.Hidden)*2, 4)
+	t := math.Max(t1+t2, stream) + perm
+	if explain {
+		src = "DeepGEMM grouped GEMMs priced by " + src
+	}
+	return t / s.prof.Scale.speed().Experts, src
 }

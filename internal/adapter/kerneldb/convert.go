@@ -3,6 +3,7 @@ package kerneldb
 import (
 	"fmt"
 	"math"
+	"sort"
 
 	"github.com/headroom-sim/headroom/sim/steptime"
 )
@@ -118,6 +119,7 @@ func addAttention(db *steptime.KernelDB, rows []attentionRow, context bool) erro
 }
 
 func addMoE(db *steptime.KernelDB, rows []moeRow) error {
+	invariant := epInvariant(rows)
 	for i, r := range rows {
 		f, ok := gemmFormats[r.MoEDType]
 		if !ok {
@@ -141,6 +143,9 @@ func addMoE(db *steptime.KernelDB, rows []moeRow) error {
 		}
 		k := steptime.MoEKey{Format: f, Routing: r.Distribution, Hidden: int(r.HiddenSize), Inter: int(r.InterSize),
 			TopK: int(r.TopK), Experts: int(r.NumExperts), TP: int(max(r.MoETPSize, 1)), EP: int(max(r.MoEEPSize, 1))}
+		if k.EP > 1 && invariant[epGroup(r)] {
+			continue
+		}
 		db.AddMoE(k, int(r.NumTokens), r.Latency*1e-3)
 	}
 	return nil
@@ -216,4 +221,54 @@ func addNCCL(db *steptime.KernelDB, rows []ncclRow) error {
 		db.AddNCCL(r.OpName, int(r.NumGPUs), float64(r.MessageSize)*2, r.Latency*1e-3)
 	}
 	return nil
+}
+
+// epGroup is a fused-MoE configuration without its expert-parallel size.
+type epGroupKey struct {
+	dtype, dist           string
+	h, inter, topk, e, tp int64
+}
+
+func epGroup(r moeRow) epGroupKey {
+	return epGroupKey{r.MoEDType, r.Distribution, r.HiddenSize, r.InterSize, r.TopK, r.NumExperts, max(r.MoETPSize, 1)}
+}
+
+// epInvariant finds the configurations whose expert-parallel rows do not
+// measure expert parallelism: a rank holding 1/ep of the experts (ep ≥ 4)
+// that takes as long as one holding all of them (median ratio ≥ 0.9 over
+// at least four shared token counts) ran the whole layer. AIConfigurator's
+// w4a16_mxfp4 rows on H200 and B200 are such (ratios 0.98–1.01, against
+// 0.02–0.6 for every other format); the replay of their EP splits would
+// be the unsplit kernel's time.
+func epInvariant(rows []moeRow) map[epGroupKey]bool {
+	type pt struct{ ep, tokens int64 }
+	lat := map[epGroupKey]map[pt]float64{}
+	for _, r := range rows {
+		g := epGroup(r)
+		if lat[g] == nil {
+			lat[g] = map[pt]float64{}
+		}
+		p := pt{max(r.MoEEPSize, 1), r.NumTokens}
+		if v, ok := lat[g][p]; !ok || r.Latency < v {
+			lat[g][p] = r.Latency
+		}
+	}
+	out := map[epGroupKey]bool{}
+	for g, m := range lat {
+		ratios := map[int64][]float64{} // by ep
+		for p, v := range m {
+			if base, ok := m[pt{1, p.tokens}]; ok && p.ep >= 4 && base > 0 {
+				ratios[p.ep] = append(ratios[p.ep], v/base)
+			}
+		}
+		for _, rs := range ratios {
+			if len(rs) >= 4 {
+				sort.Float64s(rs)
+				if rs[len(rs)/2] >= 0.9 {
+					out[g] = true
+				}
+			}
+		}
+	}
+	return out
 }

@@ -25,6 +25,10 @@ type Provider struct {
 	Resolve func(system string) (gpuID string, ok bool)
 	// Open opens a user directory (default os.DirFS).
 	Open func(dir string) (fs.FS, error)
+	// GPU returns the catalog GPU of a built-in system, for the family
+	// sibling's hardware (steptime.SiblingSystems); nil leaves built-in
+	// databases without a sibling.
+	GPU func(system string) (*hardware.GPU, bool)
 
 	mu    sync.Mutex
 	cache map[string]*entry
@@ -45,11 +49,20 @@ func (p *Provider) Load(g *hardware.GPU, dir string) (*steptime.KernelDB, error)
 			return nil, nil
 		}
 		return p.load("builtin:"+sys, func() (*steptime.KernelDB, error) {
-			db, err := Load(p.BuiltIn, sys, Options{})
-			if db != nil {
-				db.Source = "built-in " + db.Source
+			db, err := p.builtin(sys)
+			if err != nil || p.GPU == nil {
+				return db, err
 			}
-			return db, err
+			if sib, ok := steptime.SiblingSystems[sys]; ok {
+				if g, ok := p.GPU(sib); ok {
+					sdb, err := p.load("builtin-only:"+sib, func() (*steptime.KernelDB, error) { return p.builtin(sib) })
+					if err != nil {
+						return nil, err
+					}
+					db.Sibling, db.SiblingHW = sdb, steptime.NewHardware(g)
+				}
+			}
+			return db, nil
 		})
 	}
 	open := p.Open
@@ -88,6 +101,14 @@ func (p *Provider) Load(g *hardware.GPU, dir string) (*steptime.KernelDB, error)
 		return nil, fmt.Errorf("%s: %w (no <system>/gemm|attention|moe|comm directories)", dir, ErrNoSystem)
 	}
 	return nil, fmt.Errorf("%s: %w for %s (it has %s)", dir, ErrNoSystem, g.ID, strings.Join(systems, ", "))
+}
+
+func (p *Provider) builtin(sys string) (*steptime.KernelDB, error) {
+	db, err := Load(p.BuiltIn, sys, Options{})
+	if db != nil {
+		db.Source = "built-in " + db.Source
+	}
+	return db, err
 }
 
 // matches reports whether a database system names g.

@@ -67,8 +67,10 @@ func Scenario(run *measured.Run) scenario.Scenario {
 	switch {
 	case m.AsyncScheduling != nil:
 		e.AsyncScheduling = *m.AsyncScheduling
-	case olderThan(run.EngineVersion, 0, 12):
-		e.AsyncScheduling = false // off by default before vLLM 0.12
+	case olderThan(run.EngineVersion, 0, 14):
+		// Async scheduling became vLLM's default in 0.14 (PR #27614);
+		// 0.11–0.13 had it as an opt-in experiment.
+		e.AsyncScheduling = false
 	}
 	if m.KVCacheDType != "" {
 		s.KVCacheDType = m.KVCacheDType

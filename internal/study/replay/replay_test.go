@@ -76,7 +76,8 @@ func TestScenario(t *testing.T) {
 		{"defaults", base(func(*measured.Run) {}), 1, sim.RouterRoundRobin, true, false, "", "auto", 0, 0},
 		{"vLLM 0.11 schedules synchronously", base(func(r *measured.Run) { r.EngineVersion = "0.11.0" }), 1, sim.RouterRoundRobin, false, false, "", "auto", 0, 0},
 		{"vLLM v0.10.2 too", base(func(r *measured.Run) { r.EngineVersion = "v0.10.2" }), 1, sim.RouterRoundRobin, false, false, "", "auto", 0, 0},
-		{"vLLM 0.12 schedules asynchronously", base(func(r *measured.Run) { r.EngineVersion = "0.12.0" }), 1, sim.RouterRoundRobin, true, false, "", "auto", 0, 0},
+		{"vLLM 0.13 still schedules synchronously", base(func(r *measured.Run) { r.EngineVersion = "0.13.0" }), 1, sim.RouterRoundRobin, false, false, "", "auto", 0, 0},
+		{"vLLM 0.14 schedules asynchronously", base(func(r *measured.Run) { r.EngineVersion = "0.14.0" }), 1, sim.RouterRoundRobin, true, false, "", "auto", 0, 0},
 		{"vLLM 1.0", base(func(r *measured.Run) { r.EngineVersion = "1.0.0" }), 1, sim.RouterRoundRobin, true, false, "", "auto", 0, 0},
 		{"an unparsable version keeps the default", base(func(r *measured.Run) { r.EngineVersion = "main" }), 1, sim.RouterRoundRobin, true, false, "", "auto", 0, 0},
 		{"a recorded setting beats the version", base(func(r *measured.Run) {

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/headroom-sim/headroom/catalogs"
 	"github.com/headroom-sim/headroom/hardware"
 	"github.com/headroom-sim/headroom/internal/adapter/kerneldb"
 	"github.com/headroom-sim/headroom/internal/adapter/measured"
@@ -30,23 +31,12 @@ type siliconResult struct {
 }
 
 func kernelLoader(t *testing.T) func(g *hardware.GPU, dir string) (*steptime.KernelDB, error) {
-	dir := refdata.Path(t, "profiling/aiconfigurator")
-	var mu sync.Mutex
-	cache := map[string]*steptime.KernelDB{}
-	return func(g *hardware.GPU, _ string) (*steptime.KernelDB, error) {
-		sys, ok := steptime.MeasuredSystems[g.ID]
-		if !ok {
-			return nil, nil
-		}
-		mu.Lock()
-		defer mu.Unlock()
-		if db, ok := cache[sys]; ok {
-			return db, nil
-		}
-		db, err := kerneldb.Load(os.DirFS(dir), sys, kerneldb.Options{})
-		cache[sys] = db
-		return db, err
-	}
+	cat := builtin(t)
+	p := &kerneldb.Provider{BuiltIn: catalogs.Kernels(), GPU: func(sys string) (*hardware.GPU, bool) {
+		g, err := cat.GPU(sys)
+		return g, err == nil
+	}}
+	return p.Load
 }
 
 func TestSiliconProbe(t *testing.T) {
@@ -92,6 +82,21 @@ func TestSiliconProbe(t *testing.T) {
 				if err != nil {
 					r.err = err
 					continue
+				}
+				if v := os.Getenv("FE_REQ_US"); v != "" {
+					fmt.Sscan(v, &rs.Config.Profile.Frontend.RequestUS)
+				}
+				if v := os.Getenv("FE_TOK_US"); v != "" {
+					fmt.Sscan(v, &rs.Config.Profile.Frontend.PerPromptTokenUS)
+				}
+				if v := os.Getenv("FE_OUT_US"); v != "" {
+					fmt.Sscan(v, &rs.Config.Profile.Frontend.PerOutputTokenUS)
+				}
+				if v := os.Getenv("CPU_STEP_US"); v != "" {
+					fmt.Sscan(v, &rs.Config.Profile.CPU.StepOverheadUS)
+				}
+				if v := os.Getenv("CPU_SEQ_US"); v != "" {
+					fmt.Sscan(v, &rs.Config.Profile.CPU.PerSeqOverheadUS)
 				}
 				rep, err := sim.Run(context.Background(), rs.Config)
 				if err != nil {
