@@ -81,7 +81,9 @@ func (s *Model) gemm(g models.GEMMShape, m int, eager bool, visit visitor) float
 			}
 		}
 	}
-	sec = s.launchFloor(sec, 1, eager)
+	if eager {
+		sec = math.Max(sec, s.prof.EagerFloorUS(g.Format)*1e-6*s.prof.Scale.speed().Overhead)
+	}
 	if visit != nil {
 		if src == "" {
 			src = s.formulaSource()
