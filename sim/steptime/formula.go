@@ -111,6 +111,19 @@ func smoothMax(a, b, p float64) float64 {
 // host floor, see Profile.EagerFloorUS). The bound says which resource
 // dominates, for explanations.
 func FormulaGEMM(p *Profile, h Hardware, format string, m, n, k int) (sec float64, bound Bound) {
+	return formulaGEMM(p, h, format, m, n, k, 0)
+}
+
+// FormulaGEMMWarm is FormulaGEMM for a kernel benchmark that cycles over
+// copies weight buffers call after call (AIConfigurator's tables: 6 copies
+// for bf16 and fp8, 1 for fp8_block and nvfp4): when they fit in L2
+// (cache_mb) the weight stream runs at cache_speedup × the HBM rate. A
+// serving step reads each layer's weights once, cold.
+func FormulaGEMMWarm(p *Profile, h Hardware, format string, m, n, k, copies int) (sec float64, bound Bound) {
+	return formulaGEMM(p, h, format, m, n, k, copies)
+}
+
+func formulaGEMM(p *Profile, h Hardware, format string, m, n, k, copies int) (sec float64, bound Bound) {
 	c := p.gemmCoeffs(format)
 	sc := p.Scale.speed()
 	wb, ab := FormatBytes(format)
@@ -121,7 +134,14 @@ func FormulaGEMM(p *Profile, h Hardware, format string, m, n, k int) (sec float6
 	}
 	eff := c.Efficiency * fm / (fm + c.HalfTokens) * waveEfficiency(h.SMs, fm, fn, math.Max(c.TileTokens, 64), c.WaveTileN)
 	tc := 2 * me * fn * float64(k) / (h.Roof(format).FLOPS * eff) / sc.Compute
-	tm := GEMMBytes(m, n, k, wb, ab) / (h.BytesPerSec * c.BandwidthEfficiency) / sc.Memory
+	bw := h.BytesPerSec * c.BandwidthEfficiency
+	if copies > 0 && c.CacheMB > 0 {
+		// Smooth LRU cliff: the working set's hit share falls from 1 to 0
+		// around the cache size.
+		ws := float64(copies) * fn * float64(k) * wb / (c.CacheMB * 1e6)
+		bw *= 1 + (math.Max(c.CacheSpeedup, 1)-1)/(1+ws*ws*ws*ws)
+	}
+	tm := GEMMBytes(m, n, k, wb, ab) / bw / sc.Memory
 	over := c.OverheadUS * 1e-6 * sc.Overhead
 	if quantises(format) && c.QuantBandwidthEfficiency > 0 {
 		over += fm * float64(k) * (2 + ab) / (h.BytesPerSec * c.QuantBandwidthEfficiency) / sc.Memory

@@ -98,6 +98,11 @@ type GEMMCoeffs struct {
 	// The fp8_block tables were measured eagerly, so the fit finds it
 	// there; 0 means the profile's eager_launch_us.
 	EagerFloorUS float64 `json:"eager_floor_us,omitempty" yaml:"eager_floor_us,omitempty"`
+	// CacheMB and CacheSpeedup describe the kernel benchmark's warm L2
+	// (FormulaGEMMWarm): weight buffers of about cache_mb in all stream
+	// at cache_speedup × the HBM rate. Serving steps do not use them.
+	CacheMB      float64 `json:"cache_mb,omitempty" yaml:"cache_mb,omitempty"`
+	CacheSpeedup float64 `json:"cache_speedup,omitempty" yaml:"cache_speedup,omitempty"`
 }
 
 // MoECoeffs model one expert format's fused-MoE layer (FormulaMoE).
@@ -383,7 +388,8 @@ func (p *Profile) Validate() error {
 			rangeCheck{pre + "half_tokens", c.HalfTokens, 0, 1 << 20, false}, rangeCheck{pre + "tile_tokens", c.TileTokens, 0, 1 << 16, false},
 			usec(pre+"overhead_us", c.OverheadUS), rangeCheck{pre + "sharpness", c.Sharpness, 0, 64, false},
 			rangeCheck{pre + "quant_bandwidth_efficiency", c.QuantBandwidthEfficiency, 0, 16, false}, usec(pre+"unaligned_us", c.UnalignedUS),
-			rangeCheck{pre + "wave_tile_n", c.WaveTileN, 0, 1 << 12, false}, usec(pre+"eager_floor_us", c.EagerFloorUS))
+			rangeCheck{pre + "wave_tile_n", c.WaveTileN, 0, 1 << 12, false}, usec(pre+"eager_floor_us", c.EagerFloorUS),
+			rangeCheck{pre + "cache_mb", c.CacheMB, 0, 1 << 20, false}, rangeCheck{pre + "cache_speedup", c.CacheSpeedup, 0, 100, false})
 	}
 	moe := make([]string, 0, len(p.MoE))
 	for f := range p.MoE {

@@ -115,7 +115,7 @@ func measuredFits(t *testing.T) map[string]*Result {
 		for _, sys := range systems {
 			if from, ok := siblings[sys]; ok && fitsErr == nil {
 				base := fits[from].Profile.Clone()
-				base.Source = "fitted to measured kernels: " + from
+				base.Source = from + "'s fit"
 				wg.Add(1)
 				go func() { defer wg.Done(); fitOne(sys, base) }()
 			}

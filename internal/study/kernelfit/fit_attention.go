@@ -119,6 +119,7 @@ func fitAttention(db *steptime.KernelDB, hw steptime.Hardware, p *steptime.Profi
 				func(pt steptime.AttentionPoint) float64 { return predictDecode(p, hw, pt) }, attentionSec))
 		}
 	}
+	fitted := map[string]bool{}
 	for _, kv := range []string{"bf16", "fp8"} {
 		pts := ctx[kv]
 		if len(pts) == 0 {
@@ -127,21 +128,19 @@ func fitAttention(db *steptime.KernelDB, hw steptime.Hardware, p *steptime.Profi
 		fit, hold := splitAttention(pts)
 		scope := ScopeHeldOut
 		if bad := checkHeads(pts); bad > headDropShare {
-			// Not a measurement of the labelled shapes: keep the sibling
-			// KV type's coefficients, else the base profile's.
-			from := "base profile"
-			c, ok := p.Attention.Prefill["bf16"]
-			if kv == "bf16" || !ok {
-				c = base.Attention.Prefill[kv]
-				if c.TensorEfficiency == 0 {
-					c = base.Attention.Prefill["bf16"]
-				}
-				from = "the base profile (" + base.Source + ")"
+			// Not a measurement of the labelled shapes: keep this GPU's
+			// fit of the other KV type, else the base profile's.
+			var c steptime.PrefillCoeffs
+			var from string
+			if other := map[string]string{"bf16": "fp8", "fp8": "bf16"}[kv]; fitted[other] {
+				c, from = p.Attention.Prefill[other], "this GPU's "+other+"-KV fit"
+			} else if bc, ok := base.Attention.Prefill[kv]; ok && bc.TensorEfficiency > 0 {
+				c, from = bc, base.Source
 			} else {
-				from = "this GPU's bf16-KV fit"
+				c, from = base.Attention.Prefill["bf16"], base.Source
 			}
 			if c.TensorEfficiency == 0 {
-				c = steptime.BaseProfile().Attention.Prefill["bf16"]
+				c, from = steptime.BaseProfile().Attention.Prefill["bf16"], "the base profile"
 			}
 			p.Attention.Prefill[kv] = c
 			scope = fmt.Sprintf("%s: %.0f%% of query-head doublings run >%.0f%% faster", ScopeNotJudged, 100*bad, 100*(1-headDropRatio))
@@ -154,6 +153,7 @@ func fitAttention(db *steptime.KernelDB, hw steptime.Hardware, p *steptime.Profi
 				}
 			}
 			p.Attention.Prefill[kv] = fitPrefill(hw, p, kv, long)
+			fitted[kv] = true
 		}
 		res.Errors = append(res.Errors, errorsOf("context_attention", "kv "+kv, scope, hold,
 			func(pt steptime.AttentionPoint) float64 { return predictContext(p, hw, pt) }, attentionSec))

@@ -37,10 +37,21 @@ func quantisesFormat(f string) bool {
 	return false
 }
 
-// gemmPredict is the time the table measured for a GEMM: the formula, and
-// for an eagerly timed format at least its launch floor.
+// weightCopies is how many weight buffers the collector cycles through
+// per format (kernel-tables.md: 6 for bf16 and fp8, one otherwise).
+func weightCopies(f string) int {
+	switch f {
+	case steptime.FormatBF16, steptime.FormatFP8:
+		return 6
+	}
+	return 1
+}
+
+// gemmPredict is the time the table measured for a GEMM: the formula with
+// the benchmark's warm L2, and for an eagerly timed format at least its
+// launch floor.
 func gemmPredict(p *steptime.Profile, hw steptime.Hardware, f string, pt steptime.GEMMPoint) float64 {
-	t, _ := steptime.FormulaGEMM(p, hw, f, pt.M, pt.N, pt.K)
+	t, _ := steptime.FormulaGEMMWarm(p, hw, f, pt.M, pt.N, pt.K, weightCopies(f))
 	if eagerFormats[f] {
 		t = math.Max(t, p.GEMM[f].EagerFloorUS*1e-6)
 	}
@@ -97,6 +108,8 @@ func fitGEMMFormat(hw steptime.Hardware, p *steptime.Profile, f string, fit []st
 		params = append(params, Param{"eager_floor_us", 0, 500, 1})
 		x0 = append(x0, 15)
 	}
+	params = append(params, Param{"cache_mb", 0, 1024, 1}, Param{"cache_speedup", 1, 8, 0})
+	x0 = append(x0, 64, 1.5)
 	coeffs := func(x []float64, tile, wave float64) steptime.GEMMCoeffs {
 		c := steptime.GEMMCoeffs{Efficiency: x[0], HalfTokens: x[1], BandwidthEfficiency: x[2], OverheadUS: x[3], Sharpness: x[4],
 			TileTokens: tile, WaveTileN: wave}
@@ -107,7 +120,9 @@ func fitGEMMFormat(hw steptime.Hardware, p *steptime.Profile, f string, fit []st
 		}
 		if eager {
 			c.EagerFloorUS = x[i]
+			i++
 		}
+		c.CacheMB, c.CacheSpeedup = x[i], x[i+1]
 		if fixedOverhead >= 0 {
 			c.OverheadUS = fixedOverhead
 		}
@@ -137,5 +152,5 @@ func roundGEMM(c steptime.GEMMCoeffs) steptime.GEMMCoeffs {
 	return steptime.GEMMCoeffs{Efficiency: round4(c.Efficiency), HalfTokens: round4(c.HalfTokens), TileTokens: c.TileTokens,
 		WaveTileN: c.WaveTileN, BandwidthEfficiency: round4(c.BandwidthEfficiency), OverheadUS: round4(c.OverheadUS),
 		Sharpness: round4(c.Sharpness), QuantBandwidthEfficiency: round4(c.QuantBandwidthEfficiency), UnalignedUS: round4(c.UnalignedUS),
-		EagerFloorUS: round4(c.EagerFloorUS)}
+		EagerFloorUS: round4(c.EagerFloorUS), CacheMB: round4(c.CacheMB), CacheSpeedup: round4(c.CacheSpeedup)}
 }

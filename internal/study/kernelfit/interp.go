@@ -155,7 +155,7 @@ func lookupErrors[T any](op, format string, hold []T, lookup func(T) (float64, b
 	}
 	scope := ScopeHeldOut
 	if miss > 0 {
-		scope = "held-out, " + strconv.Itoa(miss) + " not covered"
+		scope = "held-out, " + strconv.Itoa(miss) + " of " + strconv.Itoa(len(hold)) + " not covered"
 	}
 	return summarize(op, format, scope, pred, meas)
 }

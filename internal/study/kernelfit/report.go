@@ -51,6 +51,9 @@ func ErrorTable(rows map[string][]ErrorRow, systems []string, markBars bool) str
 	for _, sys := range systems {
 		for _, e := range rows[sys] {
 			if e.N == 0 {
+				if e.Scope != ScopeHeldOut && e.Scope != "" {
+					fmt.Fprintf(&b, "| %s | %s | %s | %s | 0 | — | — | — |\n", sys, e.Op, e.Format, e.Scope)
+				}
 				continue
 			}
 			med := pct(e.MedianAPE)
