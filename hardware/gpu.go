@@ -68,6 +68,10 @@ type GPU struct {
 	// MaxGPUsPerNode bounds the tensor-parallel degree inside one scale-up
 	// domain (8 on HGX, 72 on GB200 NVL72).
 	MaxGPUsPerNode int `yaml:"max_gpus_per_node" json:"max_gpus_per_node"`
+	// SMCount is the number of streaming multiprocessors (compute units):
+	// the width over which a kernel's thread blocks run in waves. 0 means
+	// not recorded (the step-time formulas then assume an H100's 132).
+	SMCount int `yaml:"sm_count,omitempty" json:"sm_count,omitempty"`
 
 	Notes string `yaml:"notes,omitempty" json:"notes,omitempty"`
 }
@@ -126,6 +130,8 @@ func (g *GPU) Validate() error {
 		return &FieldError{Field: "pcie.bandwidth_gbps", Reason: "must be > 0"}
 	case g.MaxGPUsPerNode < 0:
 		return &FieldError{Field: "max_gpus_per_node", Reason: "must be >= 0"}
+	case g.SMCount < 0 || g.SMCount > 4096:
+		return &FieldError{Field: "sm_count", Reason: "must be in [0, 4096]"}
 	case g.PricePerGPUHourUSD < 0:
 		return &FieldError{Field: "price_per_gpu_hour_usd", Reason: "must be >= 0"}
 	}

@@ -140,20 +140,15 @@ func (s *Model) mlaAttention(b *models.Batch, prefill bool, visit visitor) float
 	}
 	c := cost[op]
 	sc := s.prof.Scale.speed()
-	a := s.prof.Attention
-	var t float64
-	var bound Bound
-	if prefill {
-		tc := c.FLOPs / (s.hw.AttentionFLOPS * a.PrefillEfficiency) / sc.Compute
-		tm := c.Bytes() / (s.hw.BytesPerSec * a.DecodeBandwidthEfficiency) / sc.Memory
-		t = math.Max(tc, tm) + float64(c.Count)*a.PrefillOverheadUS*1e-6*sc.Overhead
-		bound = boundOf(tc, tm, 0)
-	} else {
-		tc := c.FLOPs / (s.hw.AttentionFLOPS * a.PrefillEfficiency) / sc.Compute
-		tm := c.Bytes() / (s.hw.BytesPerSec * a.DecodeBandwidthEfficiency) / sc.Memory
-		t = math.Max(tc, tm) + float64(c.Count)*a.DecodeOverheadUS*1e-6*sc.Overhead
-		bound = boundOf(tc, tm, 0)
+	pre, dec := s.prof.Attention.prefill(s.attn.Key.KVDType), s.prof.Attention.decode(s.attn.Key.KVDType)
+	tc := c.FLOPs / (s.hw.AttentionFLOPS * pre.TensorEfficiency) / sc.Compute
+	tm := c.Bytes() / (s.hw.BytesPerSec * dec.BandwidthEfficiency) / sc.Memory
+	over := pre.OverheadUS
+	if !prefill {
+		over = dec.OverheadUS
 	}
+	t := math.Max(tc, tm) + float64(c.Count)*over*1e-6*sc.Overhead
+	bound := boundOf(tc, tm, 0)
 	if visit != nil {
 		visit(Kernel{Op: op, Name: "MLA " + op.String(), Count: c.Count, Shape: fmt.Sprintf("%.3g FLOP, %.3g B", c.FLOPs, c.Bytes()),
 			Sec: t, Bound: bound, Source: s.formulaSource()})

@@ -19,7 +19,15 @@ type Hardware struct {
 	// LinkBytesPerSec is one direction of the scale-up link (NVLink, or
 	// PCIe when there is none).
 	LinkBytesPerSec float64
+	// SMs is the number of streaming multiprocessors a kernel's thread
+	// blocks are spread over (the catalog's sm_count; DefaultSMs when the
+	// catalog does not record it).
+	SMs float64
 }
+
+// DefaultSMs is the SM count the formulas assume for a GPU whose catalog
+// entry has none: an H100 SXM's.
+const DefaultSMs = 132
 
 // NewHardware takes the rates of g.
 func NewHardware(g *hardware.GPU) Hardware {
@@ -28,6 +36,10 @@ func NewHardware(g *hardware.GPU) Hardware {
 		AttentionFLOPS:  g.PeakTFLOPS(hardware.BF16) * 1e12,
 		BytesPerSec:     g.HBMBandwidthGBps * 1e9,
 		LinkBytesPerSec: g.ScaleUp.UnidirectionalGBps() * 1e9,
+		SMs:             float64(g.SMCount),
+	}
+	if h.SMs <= 0 {
+		h.SMs = DefaultSMs
 	}
 	if g.ScaleUp.BandwidthGBps <= 0 || g.ScaleUp.Kind == "none" {
 		h.LinkBytesPerSec = g.PCIe.UnidirectionalGBps() * 1e9
@@ -95,20 +107,41 @@ func smoothMax(a, b, p float64) float64 {
 }
 
 // FormulaGEMM is the formula's time of an m×k by k×n GEMM in format, with
-// the scales applied. The split into compute, memory and overhead is
-// returned for explanations.
+// the scales applied, replayed in a CUDA graph (an eager launch adds the
+// host floor, see Profile.EagerFloorUS). The bound says which resource
+// dominates, for explanations.
 func FormulaGEMM(p *Profile, h Hardware, format string, m, n, k int) (sec float64, bound Bound) {
+	return formulaGEMM(p, h, format, m, n, k, 0)
+}
+
+// FormulaGEMMWarm is FormulaGEMM for a kernel benchmark that cycles over
+// copies weight buffers call after call (AIConfigurator's tables: 6 copies
+// for bf16 and fp8, 1 for fp8_block and nvfp4): when they fit in L2
+// (cache_mb) the weight stream runs at cache_speedup × the HBM rate. A
+// serving step reads each layer's weights once, cold.
+func FormulaGEMMWarm(p *Profile, h Hardware, format string, m, n, k, copies int) (sec float64, bound Bound) {
+	return formulaGEMM(p, h, format, m, n, k, copies)
+}
+
+func formulaGEMM(p *Profile, h Hardware, format string, m, n, k, copies int) (sec float64, bound Bound) {
 	c := p.gemmCoeffs(format)
 	sc := p.Scale.speed()
 	wb, ab := FormatBytes(format)
-	fm := float64(max(m, 1))
+	fm, fn := float64(max(m, 1)), float64(max(n, 1))
 	me := fm
 	if c.TileTokens > 1 && fm > c.TileTokens {
 		me = math.Ceil(fm/c.TileTokens) * c.TileTokens
 	}
-	eff := c.Efficiency * fm / (fm + c.HalfTokens)
-	tc := 2 * me * float64(n) * float64(k) / (h.Roof(format).FLOPS * eff) / sc.Compute
-	tm := GEMMBytes(m, n, k, wb, ab) / (h.BytesPerSec * c.BandwidthEfficiency) / sc.Memory
+	eff := c.Efficiency * fm / (fm + c.HalfTokens) * waveEfficiency(h.SMs, fm, fn, math.Max(c.TileTokens, 64), c.WaveTileN)
+	tc := 2 * me * fn * float64(k) / (h.Roof(format).FLOPS * eff) / sc.Compute
+	bw := h.BytesPerSec * c.BandwidthEfficiency
+	if copies > 0 && c.CacheMB > 0 {
+		// Smooth LRU cliff: the working set's hit share falls from 1 to 0
+		// around the cache size.
+		ws := float64(copies) * fn * float64(k) * wb / (c.CacheMB * 1e6)
+		bw *= 1 + (math.Max(c.CacheSpeedup, 1)-1)/(1+ws*ws*ws*ws)
+	}
+	tm := GEMMBytes(m, n, k, wb, ab) / bw / sc.Memory
 	over := c.OverheadUS * 1e-6 * sc.Overhead
 	if quantises(format) && c.QuantBandwidthEfficiency > 0 {
 		over += fm * float64(k) * (2 + ab) / (h.BytesPerSec * c.QuantBandwidthEfficiency) / sc.Memory
@@ -118,6 +151,17 @@ func FormulaGEMM(p *Profile, h Hardware, format string, m, n, k int) (sec float6
 	}
 	body := smoothMax(tc, tm, c.Sharpness)
 	return over + body, boundOf(tc, tm, over)
+}
+
+// waveEfficiency is the fraction of the SMs' time a GEMM's output tiles
+// keep busy: ceil(m/tm)·ceil(n/tn) tiles run in waves of sms, and the last
+// wave leaves SMs idle. tn ≤ 0 turns the wave model off.
+func waveEfficiency(sms, m, n, tm, tn float64) float64 {
+	if tn <= 0 || sms <= 0 {
+		return 1
+	}
+	tiles := math.Ceil(m/tm) * math.Ceil(n/tn)
+	return tiles / (math.Ceil(tiles/sms) * sms)
 }
 
 // Bound names what limits a kernel.
@@ -141,68 +185,12 @@ func boundOf(compute, memory, overhead float64) Bound {
 	return BoundMemory
 }
 
-// FormulaContextAttention is the formula's prefill attention time of a
-// kernel over chunks whose query-key pairs total pairs (per head), with
-// kvTokens tokens of KV read or written.
-func FormulaContextAttention(p *Profile, h Hardware, a AttentionShape, batch, pairs, kvTokens float64) (float64, Bound) {
-	c := p.Attention
-	sc := p.Scale.speed()
-	hd, heads, kv := float64(a.Key.HeadDim), float64(a.Key.Heads), float64(a.Key.KVHeads)
-	flops := 4 * hd * heads * pairs
-	eff := c.PrefillEfficiency
-	if c.PrefillHalfWork > 0 {
-		eff *= pairs / (pairs + c.PrefillHalfWork)
-	}
-	tc := flops / (h.AttentionFLOPS * eff) / sc.Compute
-	bytes := kvTokens*2*kv*hd*a.KVBytes + kvTokens*4*heads*hd
-	tm := bytes / (h.BytesPerSec * math.Max(c.DecodeBandwidthEfficiency, 0.05)) / sc.Memory
-	over := c.PrefillOverheadUS * 1e-6 * sc.Overhead
-	_ = batch
-	return over + math.Max(tc, tm), boundOf(tc, tm, over)
-}
-
-// FormulaDecodeAttention is the formula's decode attention time of batch
-// sequences with kvTokens cached tokens in all.
-func FormulaDecodeAttention(p *Profile, h Hardware, a AttentionShape, batch, kvTokens float64) (float64, Bound) {
-	c := p.Attention
-	sc := p.Scale.speed()
-	hd, heads, kv := float64(a.Key.HeadDim), float64(a.Key.Heads), float64(a.Key.KVHeads)
-	bytes := kvTokens*2*kv*hd*a.KVBytes + batch*4*heads*hd
-	eff := c.DecodeBandwidthEfficiency
-	if c.DecodeHalfBatch > 0 {
-		eff *= batch / (batch + c.DecodeHalfBatch)
-	}
-	tm := bytes / (h.BytesPerSec * eff) / sc.Memory
-	tc := 4 * hd * heads * kvTokens / (h.AttentionFLOPS * math.Max(c.PrefillEfficiency, 0.05)) / sc.Compute
-	over := c.DecodeOverheadUS * 1e-6 * sc.Overhead
-	return over + math.Max(tm, tc), boundOf(tc, tm, over)
-}
-
-// MoEWork is one GPU's fused-MoE work in a layer.
-type MoEWork struct {
-	Tokens         float64 // tokens entering the layer (all ranks' with EP)
-	Pairs          float64 // token-expert pairs this GPU's experts serve
-	ExpertsTouched float64 // distinct local experts with at least one token
-	FLOPs          float64 // this GPU's routed-expert FLOPs
-	WeightBytes    float64 // touched experts' weight bytes on this GPU
-	ActBytes       float64 // activations read and written
-}
-
-// FormulaMoE is the formula's fused-MoE layer time for w in format.
-func FormulaMoE(p *Profile, h Hardware, format string, w MoEWork) (float64, Bound) {
-	c := p.moeCoeffs(format)
-	sc := p.Scale.speed()
-	perExpert := w.Pairs / math.Max(w.ExpertsTouched, 1)
-	eff := c.Efficiency * perExpert / (perExpert + c.HalfTokens)
-	tc := w.FLOPs / (h.Roof(format).FLOPS * math.Max(eff, 1e-6)) / sc.Compute / sc.Experts
-	tm := (w.WeightBytes + w.ActBytes) / (h.BytesPerSec * c.BandwidthEfficiency) / sc.Memory / sc.Experts
-	over := (c.OverheadUS + c.PerTokenUS*w.Pairs) * 1e-6 * sc.Overhead
-	return over + math.Max(tc, tm), boundOf(tc, tm, over)
-}
-
 // FormulaAllReduce is the formula's time of a tensor-parallel all-reduce
 // of bytes per rank over gpus GPUs: vLLM's custom kernel up to its size
-// limit, NCCL's ring above it.
+// limit, NCCL above it. The custom kernel is one-shot for small messages
+// (every rank reads all n−1 peers' whole buffers: (n−1)·bytes) and
+// two-shot from custom_two_shot_bytes up (reduce-scatter then all-gather
+// through peer memory: 2(n−1)/n·bytes, one more barrier).
 func FormulaAllReduce(p *Profile, h Hardware, gpus int, bytes float64) (float64, Bound) {
 	if gpus <= 1 || bytes <= 0 {
 		return 0, BoundLink
@@ -210,25 +198,30 @@ func FormulaAllReduce(p *Profile, h Hardware, gpus int, bytes float64) (float64,
 	c := p.Comm
 	sc := p.Scale.speed()
 	extra := float64(gpus - 2)
-	ring := 2 * float64(gpus-1) / float64(gpus)
 	limit := c.CustomAllReduceMaxBytes
 	if v, ok := c.CustomMaxBytesByGPUs[gpus]; ok {
 		limit = v
 	}
 	if limit > 0 && bytes <= limit && c.CustomLinkEfficiency > 0 {
 		lat := (c.CustomLatencyUS + c.CustomPerGPUUS*extra) * 1e-6
-		// One-shot: every rank reads all peers' buffers.
-		t := bytes * float64(gpus-1) / (h.LinkBytesPerSec * c.CustomLinkEfficiency) / sc.Link
-		return lat*sc.Link + t, linkOrOverhead(t, lat)
+		moved := bytes * float64(gpus-1)
+		if c.CustomTwoShotBytes > 0 && bytes >= c.CustomTwoShotBytes {
+			moved = 2 * bytes * float64(gpus-1) / float64(gpus)
+			lat += c.CustomLatencyUS * 1e-6
+		}
+		t := moved / (h.LinkBytesPerSec * c.CustomLinkEfficiency)
+		return (lat + t) / sc.Link, linkOrOverhead(t, lat)
 	}
-	lat := (c.NCCLLatencyUS + c.NCCLPerGPUUS*extra) * 1e-6
-	t := ring * bytes / (h.LinkBytesPerSec * c.NCCLLinkEfficiency) / sc.Link
-	return lat*sc.Link + t, linkOrOverhead(t, lat)
+	return FormulaNCCL(p, h, "all_reduce", gpus, bytes)
 }
 
 // FormulaNCCL is the formula's time of an NCCL all-gather or
 // reduce-scatter whose whole buffer is bytes (nccl-tests' convention), or
-// of an all-reduce of bytes.
+// of an all-reduce of bytes. NCCL picks the faster of two protocols: LL
+// (low latency, flag-carrying 8-byte stores at a fraction of the link rate)
+// for small messages and Simple (full-rate copies after a longer
+// handshake) for large ones; all-reduce has its own latency and rate
+// (NVLink SHARP on NVSwitch systems reduces in the switch).
 func FormulaNCCL(p *Profile, h Hardware, op string, gpus int, bytes float64) (float64, Bound) {
 	if gpus <= 1 || bytes <= 0 {
 		return 0, BoundLink
@@ -237,12 +230,21 @@ func FormulaNCCL(p *Profile, h Hardware, op string, gpus int, bytes float64) (fl
 	sc := p.Scale.speed()
 	n := float64(gpus)
 	factor := (n - 1) / n // all-gather, reduce-scatter: each rank moves (n-1)/n of the buffer
+	lat, eff := c.NCCLLatencyUS, c.NCCLLinkEfficiency
 	if op == "all_reduce" {
 		factor = 2 * (n - 1) / n
+		lat, eff = c.NCCLAllReduceLatencyUS, c.NCCLAllReduceEfficiency
+		if eff <= 0 {
+			lat, eff = c.NCCLLatencyUS, c.NCCLLinkEfficiency
+		}
 	}
-	lat := (c.NCCLLatencyUS + c.NCCLPerGPUUS*(n-2)) * 1e-6
-	t := factor * bytes / (h.LinkBytesPerSec * c.NCCLLinkEfficiency) / sc.Link
-	return lat*sc.Link + t, linkOrOverhead(t, lat)
+	lat = (lat + c.NCCLPerGPUUS*(n-2)) * 1e-6
+	simple := lat + c.NCCLSimpleExtraUS*1e-6 + factor*bytes/(h.LinkBytesPerSec*eff)
+	t := simple
+	if c.NCCLLLEfficiency > 0 {
+		t = math.Min(t, lat+factor*bytes/(h.LinkBytesPerSec*c.NCCLLLEfficiency))
+	}
+	return t / sc.Link, linkOrOverhead(t-lat, lat)
 }
 
 func linkOrOverhead(t, lat float64) Bound {
@@ -257,26 +259,4 @@ func linkOrOverhead(t, lat float64) Bound {
 func FormulaElementwise(p *Profile, h Hardware, bytes float64, kernels int) float64 {
 	sc := p.Scale.speed()
 	return bytes/(h.BytesPerSec*p.Elementwise.BandwidthEfficiency)/sc.Memory + float64(kernels)*p.Elementwise.OverheadUS*1e-6*sc.Overhead
-}
-
-// MoEWorkFor is one GPU's routed-expert work per MoE layer for a measured
-// fused-MoE configuration with tokens tokens entering it, with uniform
-// routing: a (moe_tp, moe_ep) rank holds inter/tp of every expert (EP 1)
-// or experts/ep whole experts, and serves the token-expert pairs routed
-// to them.
-func MoEWorkFor(k MoEKey, tokens int) MoEWork {
-	fg := float64(tokens)
-	wb, _ := FormatBytes(k.Format)
-	h := float64(k.Hidden)
-	e, topk := float64(k.Experts), float64(k.TopK)
-	w := MoEWork{Tokens: fg}
-	touchedFrac := 1 - math.Pow(1-topk/e, fg)
-	inter := float64(k.Inter) / float64(max(k.TP, 1))
-	ep := float64(max(k.EP, 1))
-	w.Pairs = fg * topk / ep
-	w.ExpertsTouched = e / ep * touchedFrac
-	w.FLOPs = 2 * 3 * h * inter * w.Pairs
-	w.WeightBytes = w.ExpertsTouched * 3 * h * inter * wb
-	w.ActBytes = w.Pairs * (2*h + 3*inter) * 2
-	return w
 }

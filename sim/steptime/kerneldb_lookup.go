@@ -13,6 +13,10 @@ type AttentionShape struct {
 	Key AttentionKey
 	// KVBytes is one KV element's size (2 for bf16, 1 for fp8).
 	KVBytes float64
+	// WarmCache says the same KV is read call after call, as in a kernel
+	// benchmark, so a working set that fits in L2 stays there; a serving
+	// step (every layer's KV in turn) is cold.
+	WarmCache bool
 }
 
 // prefillIdeal is the ideal time of batch causal prompts of length s.

@@ -67,7 +67,9 @@ func (s *Model) scaleMeasured(sec float64, b Bound) float64 {
 // gemm is the time of one call of g with m token rows.
 func (s *Model) gemm(g models.GEMMShape, m int, eager bool, visit visitor) float64 {
 	sec, bound, src, measured := s.gemmCall(g.Format, m, g.N, g.K, visit != nil)
-	sec = s.launchFloor(sec, 1, eager)
+	if eager {
+		sec = math.Max(sec, s.prof.EagerFloorUS(g.Format)*1e-6*s.prof.Scale.speed().Overhead)
+	}
 	if visit != nil {
 		if src == "" {
 			src = s.formulaSource()

@@ -9,9 +9,11 @@ import (
 )
 
 // ProfileSchemaVersion is bumped when Profile's fields change meaning.
-// Version 2 has per-format GEMM and MoE coefficients, fitted per GPU to
-// measured kernels, and calibration scale factors.
-const ProfileSchemaVersion = 2
+// Version 2 had per-format GEMM and MoE coefficients, fitted per GPU to
+// measured kernels, and calibration scale factors; version 3 models the
+// kernels' mechanisms (GEMM waves, attention tiles per KV type, fused-MoE
+// blocks and routing, NCCL protocols).
+const ProfileSchemaVersion = 3
 
 // Profile holds every coefficient of the step-time formula. Efficiencies
 // are fractions of the GPU's catalog peak; overheads are in microseconds.
@@ -58,58 +60,158 @@ type Profile struct {
 	NonTorchAdjustGiB float64 `json:"non_torch_adjust_gib,omitempty" yaml:"non_torch_adjust_gib,omitempty"`
 }
 
-// GEMMCoeffs model one format's matmul time:
+// GEMMCoeffs model one format's matmul time (FormulaGEMM):
 //
 //	t = overhead + quant + (tc^p + tm^p)^(1/p)
-//	tc = 2·m'·n·k / (peak · efficiency · m/(m + half_tokens))
+//	tc = 2·m'·n·k / (peak · efficiency · m/(m + half_tokens) · waves)
 //	tm = bytes / (bandwidth · bandwidth_efficiency)
 //
 // where m' rounds m up to a multiple of tile_tokens above it (a partial
-// tile costs a whole one), quant is the activation quantisation kernel of
-// the W8A8/W4A4 formats (m·k elements read in 16 bit and written
-// quantised, at quant_bandwidth_efficiency, plus unaligned_us when m is not
-// a multiple of 4 and the kernel pads it), and p = sharpness blends the
-// compute and memory bounds (large p: the larger one alone).
+// tile costs a whole one), waves is the busy fraction of the SMs when the
+// ceil(m/max(tile_tokens, 64))·ceil(n/wave_tile_n) output tiles run in
+// waves of one tile per SM (wave_tile_n 0: no wave model), quant is the
+// activation quantisation kernel of the W8A8/W4A4 formats (m·k elements
+// read in 16 bit and written quantised, at quant_bandwidth_efficiency,
+// plus unaligned_us when m is not a multiple of 4 and the kernel pads it),
+// and p = sharpness blends the compute and memory bounds (large p: the
+// larger one alone).
 type GEMMCoeffs struct {
-	Efficiency               float64 `json:"efficiency" yaml:"efficiency"`
-	HalfTokens               float64 `json:"half_tokens" yaml:"half_tokens"`
-	TileTokens               float64 `json:"tile_tokens" yaml:"tile_tokens"`
-	BandwidthEfficiency      float64 `json:"bandwidth_efficiency" yaml:"bandwidth_efficiency"`
-	OverheadUS               float64 `json:"overhead_us" yaml:"overhead_us"`
-	Sharpness                float64 `json:"sharpness" yaml:"sharpness"`
-	QuantBandwidthEfficiency float64 `json:"quant_bandwidth_efficiency,omitempty" yaml:"quant_bandwidth_efficiency,omitempty"`
-	UnalignedUS              float64 `json:"unaligned_us,omitempty" yaml:"unaligned_us,omitempty"`
-}
-
-// MoECoeffs model one expert format's fused-MoE layer: the touched
-// experts' weights streamed at bandwidth_efficiency, the routed FLOPs at
-// efficiency × (tokens per expert)/(tokens per expert + half_tokens), the
-// larger of the two, plus a fixed overhead per layer (routing, gather,
-// scatter, the two grouped GEMMs' launches).
-type MoECoeffs struct {
-	Efficiency          float64 `json:"efficiency" yaml:"efficiency"`
-	HalfTokens          float64 `json:"half_tokens" yaml:"half_tokens"`
+	// Efficiency is the large-m fraction of the format's dense peak.
+	Efficiency float64 `json:"efficiency" yaml:"efficiency"`
+	// HalfTokens is the m (tokens) at which compute efficiency halves.
+	HalfTokens float64 `json:"half_tokens" yaml:"half_tokens"`
+	// TileTokens is the row tile m is padded to (1: none).
+	TileTokens float64 `json:"tile_tokens" yaml:"tile_tokens"`
+	// WaveTileN is the output-tile width (columns) of the wave model; 0
+	// turns it off.
+	WaveTileN float64 `json:"wave_tile_n,omitempty" yaml:"wave_tile_n,omitempty"`
+	// BandwidthEfficiency is the fraction of peak HBM bandwidth the weight
+	// and activation stream reaches.
 	BandwidthEfficiency float64 `json:"bandwidth_efficiency" yaml:"bandwidth_efficiency"`
-	OverheadUS          float64 `json:"overhead_us" yaml:"overhead_us"`
-	// PerTokenUS is the per-token-expert pair cost outside the GEMMs
-	// (alignment, permutation, the weighted sum).
-	PerTokenUS float64 `json:"per_token_us" yaml:"per_token_us"`
+	// OverheadUS is the fixed time per call inside a CUDA graph (µs).
+	OverheadUS float64 `json:"overhead_us" yaml:"overhead_us"`
+	// Sharpness is the p of the compute/memory blend (dimensionless).
+	Sharpness float64 `json:"sharpness" yaml:"sharpness"`
+	// QuantBandwidthEfficiency is the activation-quantisation kernel's
+	// fraction of peak bandwidth (W8A8/W4A4 formats).
+	QuantBandwidthEfficiency float64 `json:"quant_bandwidth_efficiency,omitempty" yaml:"quant_bandwidth_efficiency,omitempty"`
+	// UnalignedUS is the extra time when m is not a multiple of 4 (µs).
+	UnalignedUS float64 `json:"unaligned_us,omitempty" yaml:"unaligned_us,omitempty"`
+	// EagerFloorUS is the host time of launching this format's kernels
+	// outside a CUDA graph (µs): an eager call takes at least this long.
+	// The fp8_block tables were measured eagerly, so the fit finds it
+	// there; 0 means the profile's eager_launch_us.
+	EagerFloorUS float64 `json:"eager_floor_us,omitempty" yaml:"eager_floor_us,omitempty"`
+	// CacheMB and CacheSpeedup describe the kernel benchmark's warm L2
+	// (FormulaGEMMWarm): weight buffers of about cache_mb in all stream
+	// at cache_speedup × the HBM rate. Serving steps do not use them.
+	CacheMB      float64 `json:"cache_mb,omitempty" yaml:"cache_mb,omitempty"`
+	CacheSpeedup float64 `json:"cache_speedup,omitempty" yaml:"cache_speedup,omitempty"`
 }
 
-// AttentionCoeffs model the attention kernels.
-//
-// Prefill: t = overhead + flops/(peak · prefill_efficiency · w/(w + half_work))
-// with w the batch's query-key pairs per head; decode: t = overhead +
-// KV bytes/(bandwidth · decode_bandwidth_efficiency · b/(b + half_batch)),
-// b the batch's sequences (few sequences leave SMs idle).
-type AttentionCoeffs struct {
-	PrefillEfficiency         float64 `json:"prefill_efficiency" yaml:"prefill_efficiency"`
-	PrefillHalfWork           float64 `json:"prefill_half_work" yaml:"prefill_half_work"`
-	PrefillOverheadUS         float64 `json:"prefill_overhead_us" yaml:"prefill_overhead_us"`
-	DecodeBandwidthEfficiency float64 `json:"decode_bandwidth_efficiency" yaml:"decode_bandwidth_efficiency"`
-	DecodeHalfBatch           float64 `json:"decode_half_batch" yaml:"decode_half_batch"`
-	DecodeOverheadUS          float64 `json:"decode_overhead_us" yaml:"decode_overhead_us"`
+// MoECoeffs model one expert format's fused-MoE layer (FormulaMoE).
+type MoECoeffs struct {
+	// Efficiency is the expert GEMMs' fraction of the format's dense peak.
+	Efficiency float64 `json:"efficiency" yaml:"efficiency"`
+	// KHalf is the GEMM reduction depth (elements) at which efficiency
+	// halves.
+	KHalf float64 `json:"k_half" yaml:"k_half"`
+	// BandwidthEfficiency is the fraction of peak HBM bandwidth of the
+	// weight and activation streams.
+	BandwidthEfficiency float64 `json:"bandwidth_efficiency" yaml:"bandwidth_efficiency"`
+	// OverheadUS is the fixed time per layer (µs): routing sort, the
+	// kernels' launches and tails.
+	OverheadUS float64 `json:"overhead_us" yaml:"overhead_us"`
+	// BlockTokens is the row block each expert's tokens are padded to
+	// (tokens).
+	BlockTokens float64 `json:"block_tokens" yaml:"block_tokens"`
 }
+
+// AttentionCoeffs model the attention kernels per KV-cache type ("bf16",
+// "fp8"): prefill (FlashAttention/FlashInfer over causal chunks) and paged
+// decode attention.
+type AttentionCoeffs struct {
+	Prefill map[string]PrefillCoeffs `json:"prefill" yaml:"prefill"`
+	Decode  map[string]DecodeCoeffs  `json:"decode" yaml:"decode"`
+}
+
+// PrefillCoeffs model the prefill attention kernel
+// (FormulaContextAttention).
+type PrefillCoeffs struct {
+	// TensorEfficiency is the QK and PV matmuls' rate as a fraction of the
+	// 16-bit dense peak (above 1 when an fp8-KV kernel computes in fp8).
+	TensorEfficiency float64 `json:"tensor_efficiency" yaml:"tensor_efficiency"`
+	// ScoreRateT is the softmax rate (10¹² scores/s) of the work the
+	// matmuls do not hide: 1/score_rate is added per score.
+	ScoreRateT float64 `json:"score_rate_t" yaml:"score_rate_t"`
+	// OverheadUS is the fixed time per call (µs).
+	OverheadUS float64 `json:"overhead_us" yaml:"overhead_us"`
+	// BlockUS is one thread block's fixed time on its SM (µs): loading
+	// the query tile, the epilogue.
+	BlockUS float64 `json:"block_us" yaml:"block_us"`
+	// BandwidthEfficiency is the fraction of peak bandwidth of the query
+	// and output traffic.
+	BandwidthEfficiency float64 `json:"bandwidth_efficiency" yaml:"bandwidth_efficiency"`
+	// TailSharpness combines the parallel time and the longest block's:
+	// large (16) is their maximum (a longest-first scheduler,
+	// FlashAttention 3), 1 their sum (blocks in order, the longest last).
+	TailSharpness float64 `json:"tail_sharpness" yaml:"tail_sharpness"`
+	// PackGQA says the query heads sharing a KV head fill one block's
+	// rows together.
+	PackGQA bool `json:"pack_gqa,omitempty" yaml:"pack_gqa,omitempty"`
+}
+
+// DecodeCoeffs model the paged decode attention kernel
+// (FormulaDecodeAttention).
+type DecodeCoeffs struct {
+	// BandwidthEfficiency is the KV stream's fraction of peak bandwidth.
+	BandwidthEfficiency float64 `json:"bandwidth_efficiency" yaml:"bandwidth_efficiency"`
+	// OverheadUS is the fixed time per call (µs).
+	OverheadUS float64 `json:"overhead_us" yaml:"overhead_us"`
+	// BlockUS is one thread block's fixed time on its SM (µs).
+	BlockUS float64 `json:"block_us" yaml:"block_us"`
+	// BlockBandwidth is one block's streaming rate as a multiple of an
+	// SM's share of the bandwidth (bandwidth/SMs): few long sequences are
+	// bound by it.
+	BlockBandwidth float64 `json:"block_bandwidth" yaml:"block_bandwidth"`
+	// CombineUS is the split-KV combine kernel's time (µs).
+	CombineUS float64 `json:"combine_us" yaml:"combine_us"`
+	// SplitKV says the kernel splits long sequences' KV over idle SMs.
+	SplitKV bool `json:"split_kv,omitempty" yaml:"split_kv,omitempty"`
+	// CacheMB is the KV working set (MB) below which a benchmark's
+	// repeated reads stay in L2 (0: never); CacheSpeedup is L2's rate over
+	// HBM's then.
+	CacheMB      float64 `json:"cache_mb,omitempty" yaml:"cache_mb,omitempty"`
+	CacheSpeedup float64 `json:"cache_speedup,omitempty" yaml:"cache_speedup,omitempty"`
+}
+
+// prefill returns the prefill coefficients of a KV type (bf16's when the
+// profile has none for it).
+func (a *AttentionCoeffs) prefill(kv string) PrefillCoeffs {
+	if c, ok := a.Prefill[kv]; ok {
+		return c
+	}
+	if c, ok := a.Prefill["bf16"]; ok {
+		return c
+	}
+	return basePrefill
+}
+
+// decode returns the decode coefficients of a KV type.
+func (a *AttentionCoeffs) decode(kv string) DecodeCoeffs {
+	if c, ok := a.Decode[kv]; ok {
+		return c
+	}
+	if c, ok := a.Decode["bf16"]; ok {
+		return c
+	}
+	return baseDecode
+}
+
+var (
+	basePrefill = PrefillCoeffs{TensorEfficiency: 0.7, ScoreRateT: 5, OverheadUS: 8, BlockUS: 1, BandwidthEfficiency: 0.8, TailSharpness: 4, PackGQA: true}
+	baseDecode  = DecodeCoeffs{BandwidthEfficiency: 0.8, OverheadUS: 7, BlockUS: 2, BlockBandwidth: 1, CombineUS: 2, SplitKV: true}
+)
 
 // ElementwiseCoeffs model the memory-bound kernels between the matmuls.
 type ElementwiseCoeffs struct {
@@ -117,24 +219,42 @@ type ElementwiseCoeffs struct {
 	OverheadUS          float64 `json:"overhead_us" yaml:"overhead_us"`
 }
 
-// CommCoeffs model collectives over the scale-up link: t = latency +
-// bytes × algorithm factor / (link bandwidth × efficiency). vLLM's custom
-// all-reduce (one kernel over NVLink peer memory) serves tensor-parallel
-// all-reduces up to custom_all_reduce_max_bytes; NCCL the rest and the
-// expert-parallel all-gather and reduce-scatter. Latencies grow with the
-// GPU count: latency_us + per_gpu_us × (gpus − 2).
+// CommCoeffs model collectives over the scale-up link (FormulaAllReduce,
+// FormulaNCCL). vLLM's custom all-reduce (one kernel over NVLink peer
+// memory) serves tensor-parallel all-reduces up to its size limit; NCCL
+// the rest and the expert-parallel all-gather and reduce-scatter.
 type CommCoeffs struct {
-	CustomLatencyUS         float64 `json:"custom_latency_us" yaml:"custom_latency_us"`
-	CustomPerGPUUS          float64 `json:"custom_per_gpu_us" yaml:"custom_per_gpu_us"`
-	CustomLinkEfficiency    float64 `json:"custom_link_efficiency" yaml:"custom_link_efficiency"`
+	// CustomLatencyUS + CustomPerGPUUS·(gpus−2) is the custom kernel's
+	// fixed time (µs); one more CustomLatencyUS for the two-shot barrier.
+	CustomLatencyUS float64 `json:"custom_latency_us" yaml:"custom_latency_us"`
+	CustomPerGPUUS  float64 `json:"custom_per_gpu_us" yaml:"custom_per_gpu_us"`
+	// CustomLinkEfficiency is the custom kernel's fraction of the one-way
+	// link rate.
+	CustomLinkEfficiency float64 `json:"custom_link_efficiency" yaml:"custom_link_efficiency"`
+	// CustomTwoShotBytes is the message size (bytes per rank) from which
+	// the custom kernel runs two-shot (0: always one-shot).
+	CustomTwoShotBytes      float64 `json:"custom_two_shot_bytes,omitempty" yaml:"custom_two_shot_bytes,omitempty"`
 	CustomAllReduceMaxBytes float64 `json:"custom_all_reduce_max_bytes" yaml:"custom_all_reduce_max_bytes"`
 	// CustomMaxBytesByGPUs overrides the size limit per GPU count: vLLM's
 	// limits of its custom and symmetric-memory all-reduce kernels depend
 	// on the world size.
 	CustomMaxBytesByGPUs map[int]float64 `json:"custom_max_bytes_by_gpus,omitempty" yaml:"custom_max_bytes_by_gpus,omitempty"`
-	NCCLLatencyUS        float64         `json:"nccl_latency_us" yaml:"nccl_latency_us"`
-	NCCLPerGPUUS         float64         `json:"nccl_per_gpu_us" yaml:"nccl_per_gpu_us"`
-	NCCLLinkEfficiency   float64         `json:"nccl_link_efficiency" yaml:"nccl_link_efficiency"`
+	// NCCLLatencyUS + NCCLPerGPUUS·(gpus−2) is an all-gather's or
+	// reduce-scatter's fixed time (µs); NCCLAllReduceLatencyUS replaces
+	// the first term for all-reduce.
+	NCCLLatencyUS          float64 `json:"nccl_latency_us" yaml:"nccl_latency_us"`
+	NCCLAllReduceLatencyUS float64 `json:"nccl_all_reduce_latency_us,omitempty" yaml:"nccl_all_reduce_latency_us,omitempty"`
+	NCCLPerGPUUS           float64 `json:"nccl_per_gpu_us" yaml:"nccl_per_gpu_us"`
+	// NCCLLinkEfficiency and NCCLAllReduceEfficiency are the Simple
+	// protocol's fraction of the one-way link rate (of the ring's bus
+	// traffic, so NVLink SHARP's in-switch reduction may exceed 1).
+	NCCLLinkEfficiency      float64 `json:"nccl_link_efficiency" yaml:"nccl_link_efficiency"`
+	NCCLAllReduceEfficiency float64 `json:"nccl_all_reduce_efficiency,omitempty" yaml:"nccl_all_reduce_efficiency,omitempty"`
+	// NCCLLLEfficiency is the LL (low-latency) protocol's fraction of the
+	// link rate; NCCLSimpleExtraUS the Simple protocol's extra fixed time
+	// (µs). NCCL takes the faster.
+	NCCLLLEfficiency  float64 `json:"nccl_ll_efficiency,omitempty" yaml:"nccl_ll_efficiency,omitempty"`
+	NCCLSimpleExtraUS float64 `json:"nccl_simple_extra_us,omitempty" yaml:"nccl_simple_extra_us,omitempty"`
 }
 
 // CPUCoeffs are the engine's host costs per step: scheduling, input
@@ -221,9 +341,19 @@ func (p *Profile) moeCoeffs(format string) MoECoeffs {
 	if c, ok := p.MoE[FormatBF16]; ok {
 		return c
 	}
-	// No MoE measurement: the dense bf16 GEMM's efficiencies.
+	// No MoE measurement: the dense GEMM's efficiencies, a 64-row block.
 	g := p.gemmCoeffs(format)
-	return MoECoeffs{Efficiency: g.Efficiency, HalfTokens: math.Max(g.HalfTokens, 16), BandwidthEfficiency: g.BandwidthEfficiency, OverheadUS: 4 * g.OverheadUS}
+	return MoECoeffs{Efficiency: g.Efficiency, KHalf: 128, BandwidthEfficiency: g.BandwidthEfficiency, OverheadUS: 8 * g.OverheadUS, BlockTokens: 64}
+}
+
+// EagerFloorUS is the least time (µs) one eagerly launched call of a
+// format's GEMM takes: the format's measured floor, else the profile's
+// per-kernel launch time.
+func (p *Profile) EagerFloorUS(format string) float64 {
+	if c := p.gemmCoeffs(format); c.EagerFloorUS > 0 {
+		return c.EagerFloorUS
+	}
+	return p.EagerLaunchUS
 }
 
 // Formats lists the GEMM formats the profile has coefficients for.
@@ -273,7 +403,9 @@ func (p *Profile) Validate() error {
 		checks = append(checks, frac(pre+"efficiency", c.Efficiency), frac(pre+"bandwidth_efficiency", c.BandwidthEfficiency),
 			rangeCheck{pre + "half_tokens", c.HalfTokens, 0, 1 << 20, false}, rangeCheck{pre + "tile_tokens", c.TileTokens, 0, 1 << 16, false},
 			usec(pre+"overhead_us", c.OverheadUS), rangeCheck{pre + "sharpness", c.Sharpness, 0, 64, false},
-			rangeCheck{pre + "quant_bandwidth_efficiency", c.QuantBandwidthEfficiency, 0, 16, false}, usec(pre+"unaligned_us", c.UnalignedUS))
+			rangeCheck{pre + "quant_bandwidth_efficiency", c.QuantBandwidthEfficiency, 0, 16, false}, usec(pre+"unaligned_us", c.UnalignedUS),
+			rangeCheck{pre + "wave_tile_n", c.WaveTileN, 0, 1 << 12, false}, usec(pre+"eager_floor_us", c.EagerFloorUS),
+			rangeCheck{pre + "cache_mb", c.CacheMB, 0, 1 << 20, false}, rangeCheck{pre + "cache_speedup", c.CacheSpeedup, 0, 100, false})
 	}
 	moe := make([]string, 0, len(p.MoE))
 	for f := range p.MoE {
@@ -284,19 +416,36 @@ func (p *Profile) Validate() error {
 		c := p.MoE[f]
 		pre := "moe." + f + "."
 		checks = append(checks, frac(pre+"efficiency", c.Efficiency), frac(pre+"bandwidth_efficiency", c.BandwidthEfficiency),
-			rangeCheck{pre + "half_tokens", c.HalfTokens, 0, 1 << 20, false}, usec(pre+"overhead_us", c.OverheadUS), usec(pre+"per_token_us", c.PerTokenUS))
+			rangeCheck{pre + "k_half", c.KHalf, 0, 1 << 20, false}, usec(pre+"overhead_us", c.OverheadUS),
+			rangeCheck{pre + "block_tokens", c.BlockTokens, 0, 1 << 12, false})
 	}
-	a, e, cm, cpu, s := p.Attention, p.Elementwise, p.Comm, p.CPU, p.Scale
+	for _, kv := range sortedKeysOf(p.Attention.Prefill) {
+		c := p.Attention.Prefill[kv]
+		pre := "attention.prefill." + kv + "."
+		checks = append(checks, rangeCheck{pre + "tensor_efficiency", c.TensorEfficiency, 0, 4, true},
+			rangeCheck{pre + "score_rate_t", c.ScoreRateT, 0, 1e6, false}, usec(pre+"overhead_us", c.OverheadUS), usec(pre+"block_us", c.BlockUS),
+			frac(pre+"bandwidth_efficiency", c.BandwidthEfficiency), rangeCheck{pre + "tail_sharpness", c.TailSharpness, 0, 64, false})
+	}
+	for _, kv := range sortedKeysOf(p.Attention.Decode) {
+		c := p.Attention.Decode[kv]
+		pre := "attention.decode." + kv + "."
+		checks = append(checks, frac(pre+"bandwidth_efficiency", c.BandwidthEfficiency), usec(pre+"overhead_us", c.OverheadUS),
+			usec(pre+"block_us", c.BlockUS), rangeCheck{pre + "block_bandwidth", c.BlockBandwidth, 0, 1 << 12, false},
+			usec(pre+"combine_us", c.CombineUS), rangeCheck{pre + "cache_mb", c.CacheMB, 0, 1 << 20, false},
+			rangeCheck{pre + "cache_speedup", c.CacheSpeedup, 0, 100, false})
+	}
+	e, cm, cpu, s := p.Elementwise, p.Comm, p.CPU, p.Scale
 	checks = append(checks,
-		frac("attention.prefill_efficiency", a.PrefillEfficiency), rangeCheck{"attention.prefill_half_work", a.PrefillHalfWork, 0, 1e15, false},
-		usec("attention.prefill_overhead_us", a.PrefillOverheadUS), frac("attention.decode_bandwidth_efficiency", a.DecodeBandwidthEfficiency),
-		rangeCheck{"attention.decode_half_batch", a.DecodeHalfBatch, 0, 1 << 20, false}, usec("attention.decode_overhead_us", a.DecodeOverheadUS),
 		frac("elementwise.bandwidth_efficiency", e.BandwidthEfficiency), usec("elementwise.overhead_us", e.OverheadUS),
 		usec("comm.custom_latency_us", cm.CustomLatencyUS), usec("comm.custom_per_gpu_us", cm.CustomPerGPUUS),
 		rangeCheck{"comm.custom_link_efficiency", cm.CustomLinkEfficiency, 0, 4, false},
 		rangeCheck{"comm.custom_all_reduce_max_bytes", cm.CustomAllReduceMaxBytes, 0, 1 << 40, false},
+		rangeCheck{"comm.custom_two_shot_bytes", cm.CustomTwoShotBytes, 0, 1 << 40, false},
 		usec("comm.nccl_latency_us", cm.NCCLLatencyUS), usec("comm.nccl_per_gpu_us", cm.NCCLPerGPUUS),
+		usec("comm.nccl_all_reduce_latency_us", cm.NCCLAllReduceLatencyUS), usec("comm.nccl_simple_extra_us", cm.NCCLSimpleExtraUS),
 		rangeCheck{"comm.nccl_link_efficiency", cm.NCCLLinkEfficiency, 0, 4, true},
+		rangeCheck{"comm.nccl_all_reduce_efficiency", cm.NCCLAllReduceEfficiency, 0, 4, false},
+		rangeCheck{"comm.nccl_ll_efficiency", cm.NCCLLLEfficiency, 0, 4, false},
 		usec("eager_launch_us", p.EagerLaunchUS),
 		usec("cpu.step_overhead_us", cpu.StepOverheadUS), usec("cpu.per_seq_overhead_us", cpu.PerSeqOverheadUS),
 		usec("cpu.per_prefill_overhead_us", cpu.PerPrefillOverheadUS), rangeCheck{"cpu.async_overlap", cpu.AsyncOverlap, 0, 1, false},
@@ -326,6 +475,14 @@ func (p Profile) Clone() Profile {
 	for k, v := range p.MoE {
 		q.MoE[k] = v
 	}
+	q.Attention.Prefill = make(map[string]PrefillCoeffs, len(p.Attention.Prefill))
+	for k, v := range p.Attention.Prefill {
+		q.Attention.Prefill[k] = v
+	}
+	q.Attention.Decode = make(map[string]DecodeCoeffs, len(p.Attention.Decode))
+	for k, v := range p.Attention.Decode {
+		q.Attention.Decode[k] = v
+	}
 	if p.Comm.CustomMaxBytesByGPUs != nil {
 		q.Comm.CustomMaxBytesByGPUs = make(map[int]float64, len(p.Comm.CustomMaxBytesByGPUs))
 		for k, v := range p.Comm.CustomMaxBytesByGPUs {
@@ -354,13 +511,23 @@ func BaseProfile() Profile {
 		GEMM: map[string]GEMMCoeffs{FormatBF16: {Efficiency: 0.75, HalfTokens: 64, BandwidthEfficiency: 0.82,
 			OverheadUS: 3, Sharpness: 3, TileTokens: 1}},
 		MoE: map[string]MoECoeffs{},
-		Attention: AttentionCoeffs{PrefillEfficiency: 0.5, PrefillHalfWork: 1e6, PrefillOverheadUS: 10,
-			DecodeBandwidthEfficiency: 0.7, DecodeHalfBatch: 4, DecodeOverheadUS: 5},
+		Attention: AttentionCoeffs{Prefill: map[string]PrefillCoeffs{"bf16": basePrefill},
+			Decode: map[string]DecodeCoeffs{"bf16": baseDecode}},
 		Elementwise: ElementwiseCoeffs{BandwidthEfficiency: 0.664, OverheadUS: 1.5},
 		Comm: CommCoeffs{CustomLatencyUS: 5, CustomPerGPUUS: 0.5, CustomLinkEfficiency: 0.5, CustomAllReduceMaxBytes: 8 << 20,
-			NCCLLatencyUS: 10, NCCLPerGPUUS: 2, NCCLLinkEfficiency: 0.7},
+			NCCLLatencyUS: 10, NCCLPerGPUUS: 2, NCCLLinkEfficiency: 0.7, NCCLAllReduceLatencyUS: 12, NCCLAllReduceEfficiency: 0.7,
+			NCCLLLEfficiency: 0.25, NCCLSimpleExtraUS: 15},
 		EagerLaunchUS: 4.8,
 		CPU:           CPUCoeffs{StepOverheadUS: 1500, PerSeqOverheadUS: 10, PerPrefillOverheadUS: 50, AsyncOverlap: 0.8},
 		Frontend:      FrontendCoeffs{RequestUS: 1000, PerPromptTokenUS: 1, PerStepUS: 100, PerOutputTokenUS: 30},
 	}
+}
+
+func sortedKeysOf[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
 }

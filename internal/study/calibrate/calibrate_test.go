@@ -133,7 +133,7 @@ func TestFileRoundTripAndErrors(t *testing.T) {
 	}
 	for _, c := range []struct{ name, body, want string }{
 		{"not json", "nope", "not a headroom calibration file"},
-		{"bad coefficient", `{"kind":"headroom.calibration","schema_version":1,"profile":{"schema_version":2,"gemm":{"bf16":{"efficiency":3}}}}`, "gemm.bf16.efficiency"},
+		{"bad coefficient", `{"kind":"headroom.calibration","schema_version":1,"profile":{"schema_version":3,"gemm":{"bf16":{"efficiency":3}}}}`, "gemm.bf16.efficiency"},
 		{"old profile", `{"kind":"headroom.calibration","schema_version":1,"profile":{"schema_version":1,"gemm_efficiency":0.5}}`, "run headroom calibrate again"},
 		{"newer schema", `{"kind":"headroom.calibration","schema_version":99,"profile":{"gemm_efficiency":0.5}}`, "newer"},
 	} {

@@ -10,19 +10,23 @@ import (
 	"github.com/headroom-sim/headroom/sim/steptime"
 )
 
+// TestFitProbe fits one system (SYS=h100_sxm …) and prints its error
+// rows and profile: a quick look while changing a formula.
 func TestFitProbe(t *testing.T) {
 	dir := refdata.Path(t, "profiling/aiconfigurator")
 	sys := os.Getenv("SYS")
 	if sys == "" {
-		t.Skip("SYS not set")
+		t.Skip("set SYS to a measured system (h100_sxm, h200_sxm, b200_sxm, b300_sxm, rtx_pro_6000_server) to run")
 	}
 	db, err := kerneldb.Load(os.DirFS(dir), sys, kerneldb.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	cat, _ := catalogs.Builtin()
-	ids := map[string]string{"h100_sxm": "h100-sxm", "h200_sxm": "h200", "b200_sxm": "b200", "rtx_pro_6000_server": "rtx-pro-6000", "b300_sxm": "b200"}
-	g, err := cat.GPU(ids[sys])
+	cat, err := catalogs.Builtin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := measuredGPU(cat, sys)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,7 +35,7 @@ func TestFitProbe(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, e := range res.Errors {
-		t.Logf("%-18s %-32s %-28s n=%6d median %5.1f%% p90 %5.1f%% bias %+5.1f%%", e.Op, e.Format, e.Scope, e.N, e.MedianAPE, e.P90APE, e.Bias)
+		t.Logf("%-18s %-28s %-44s n=%6d median %5.1f%% p90 %5.1f%% bias %+5.1f%%", e.Op, e.Format, e.Scope, e.N, e.MedianAPE, e.P90APE, e.Bias)
 	}
 	t.Logf("%+v", res.Profile)
 }
