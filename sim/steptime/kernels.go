@@ -221,7 +221,9 @@ func (s *Model) moeTime(g int, eager bool, visit visitor) float64 {
 	w := MoEWorkFor(k, g)
 	sec, bound, src, measured := s.fusedMoE(k, g, w, visit != nil)
 	if ms.Format == FormatFP8Block && g >= DeepGEMMMinTokens {
-		if dg, dsrc := s.deepGEMMMoE(k, w, visit != nil); dg > 0 {
+		// vLLM moves block-fp8 MoE to DeepGEMM's grouped GEMMs for large
+		// batches, where they beat Triton's kernel: the faster of the two.
+		if dg, dsrc := s.deepGEMMMoE(k, w, visit != nil); dg > 0 && dg < sec {
 			sec, src, measured = dg, dsrc, 0
 		}
 	}

@@ -31,7 +31,6 @@ var knownMisses = map[string]string{
 	"h200_sxm decode_attention kv fp8":              "see docs/steptime.md, Where the formula is weak",
 	"h200_sxm moe bf16 power_law_1.2":               "see docs/steptime.md, Where the formula is weak",
 	"h200_sxm moe fp8 power_law_1.2":                "see docs/steptime.md, Where the formula is weak",
-	"h200_sxm moe mxfp4 power_law_1.2":              "see docs/steptime.md, Where the formula is weak",
 	"rtx_pro_6000_server gemm bf16":                 "see docs/steptime.md, Where the formula is weak",
 	"rtx_pro_6000_server gemm fp8":                  "see docs/steptime.md, Where the formula is weak",
 	"rtx_pro_6000_server gemm nvfp4":                "see docs/steptime.md, Where the formula is weak",
