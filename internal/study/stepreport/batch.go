@@ -68,17 +68,17 @@ func (b *Batch) validate() error {
 	}
 	switch {
 	case b.DecodeSeqs == 0 && b.PrefillTokens == 0:
-		return fieldErr(FieldDecodeSeqs, "the batch is empty: give decoding sequences (with their kv_len) or prefill tokens, or both")
+		return fieldErr(FieldDecodeSeqs, "the batch is empty: give decoding sequences (and the tokens each attends to) or prefill tokens, or both")
 	case b.DecodeSeqs > 0 && b.KVLen == 0:
 		return fieldErr(FieldKVLen, "is required with decoding sequences: the tokens each one attends to, the one it decodes included")
 	case b.DecodeSeqs == 0 && b.KVLen > 0:
-		return fieldErr(FieldKVLen, "describes decoding sequences, and the batch has none (give decode_seqs)")
+		return fieldErr(FieldKVLen, "describes decoding sequences, and the batch has none")
 	case b.PrefillTokens == 0 && (b.PrefillChunks > 0 || b.PrefillContextTokens > 0 || b.PrefillPartial):
 		field := FieldPrefillChunks
 		if b.PrefillContextTokens > 0 {
 			field = FieldPrefillContext
 		}
-		return fieldErr(field, "describes prefill chunks, and the batch has none (give prefill_tokens)")
+		return fieldErr(field, "describes prefill chunks, and the batch has none")
 	}
 	return nil
 }
