@@ -51,13 +51,19 @@ type Config struct {
 	// path is relative to the working directory. The file is opened (or
 	// created) at start and locked while the server runs: a second server on
 	// the same file fails to start. "" keeps calibrations in memory only.
-	CalibrationStore string             `koanf:"calibration_store" yaml:"calibration_store"`
-	Limits           LimitsConfig       `koanf:"limits" yaml:"limits"`
-	Simulate         SimulateConfig     `koanf:"simulate" yaml:"simulate"`
-	Calibrations     CalibrationsConfig `koanf:"calibrations" yaml:"calibrations"`
-	Models           ModelsConfig       `koanf:"models" yaml:"models"`
-	Jobs             JobsConfig         `koanf:"jobs" yaml:"jobs"`
-	Log              LogConfig          `koanf:"log" yaml:"log"`
+	CalibrationStore string `koanf:"calibration_store" yaml:"calibration_store"`
+	// KernelDBDir, when set, is the directory whose subdirectories
+	// scenarios and POST /v1/steptime may name as steptime.kernel_db (a
+	// relative name, no ".."): kernel databases laid out like
+	// AIConfigurator's perf database. "" refuses kernel_db over the API;
+	// the built-in measurements are always at hand.
+	KernelDBDir  string             `koanf:"kernel_db_dir" yaml:"kernel_db_dir"`
+	Limits       LimitsConfig       `koanf:"limits" yaml:"limits"`
+	Simulate     SimulateConfig     `koanf:"simulate" yaml:"simulate"`
+	Calibrations CalibrationsConfig `koanf:"calibrations" yaml:"calibrations"`
+	Models       ModelsConfig       `koanf:"models" yaml:"models"`
+	Jobs         JobsConfig         `koanf:"jobs" yaml:"jobs"`
+	Log          LogConfig          `koanf:"log" yaml:"log"`
 }
 
 // LimitsConfig bounds the process as a whole.

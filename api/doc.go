@@ -32,6 +32,10 @@
 //   - planner_jobs.go: the sweep, plan, curve, maxload and compare kinds
 //     over internal/study/plan: each a params DTO, a check run at submission and a
 //     runner whose result is the planner's.
+//   - steptime.go: POST /v1/steptime, one engine step explained
+//     (internal/study/stepreport), its DTO and thin handler; the kernel
+//     databases it and every simulation read come from Domain's provider
+//     (the built-in tables, and directories under kernel_db_dir).
 //   - calibration_handlers.go: POST/GET/DELETE /v1/calibrations and the
 //     calibrate kind (a benchmark file imported by internal/adapter/measured, fitted by
 //     internal/study/calibrate); calibrations.go is their store (bbolt, or memory),

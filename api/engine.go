@@ -6,10 +6,15 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"path/filepath"
+	"strings"
 
 	"github.com/headroom-sim/headroom/catalogs"
 	"github.com/headroom-sim/headroom/hardware"
+	"github.com/headroom-sim/headroom/internal/adapter/kerneldb"
 	"github.com/headroom-sim/headroom/internal/study/scenario"
+	"github.com/headroom-sim/headroom/internal/study/stepreport"
 	"github.com/headroom-sim/headroom/models"
 	"github.com/headroom-sim/headroom/sim"
 	"github.com/headroom-sim/headroom/sim/memory"
@@ -40,6 +45,8 @@ type Engine interface {
 	// Simulate runs a prepared scenario; it stops with ctx's error when ctx
 	// ends.
 	Simulate(ctx context.Context, res *scenario.Resolved, progress func(float64)) (*sim.Report, error)
+	// StepTime explains one engine step of a scenario in Env(run).
+	StepTime(req stepreport.Request, run RunEnv) (*stepreport.Report, error)
 }
 
 // RunEnv is what the server adds to the catalog for a run.
@@ -49,11 +56,18 @@ type RunEnv struct {
 	// Calibration looks a scenario's calibration id up (nil refuses
 	// calibration references).
 	Calibration func(id string) (*steptime.Profile, error)
+	// KernelDBDir is the directory under which a scenario's
+	// steptime.kernel_db names a kernel database ("" refuses them; the
+	// built-in measurements need none).
+	KernelDBDir string
 }
 
 // Domain is the real Engine.
 type Domain struct {
 	store *catalogStore
+	// kernels holds the kernel databases every run shares: the built-in
+	// measurements and the directories of kernel_db_dir, each read once.
+	kernels *kerneldb.Provider
 }
 
 // NewDomain serves base, extended with the models of storeDir (when not
@@ -63,7 +77,15 @@ func NewDomain(base *catalogs.Catalog, storeDir string) (*Domain, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Domain{store: st}, nil
+	d := &Domain{store: st}
+	d.kernels = &kerneldb.Provider{BuiltIn: catalogs.Kernels(), Resolve: func(sys string) (string, bool) {
+		g, err := d.store.catalog().GPU(sys)
+		if err != nil {
+			return "", false
+		}
+		return g.ID, true
+	}}
+	return d, nil
 }
 
 func (d *Domain) GPUs() []*hardware.GPU                  { return d.store.catalog().GPUs() }
@@ -126,10 +148,41 @@ func (e *InfeasibleError) Error() string {
 
 func (e *InfeasibleError) Unwrap() error { return memory.ErrDoesNotFit }
 
-// Env is the current catalog with run's bound and calibration lookup; file
-// references are refused (the API reads no server files).
+// Env is the current catalog with run's bound, calibration lookup and
+// kernel databases; file references are refused (the API reads no server
+// files but the kernel databases under run.KernelDBDir).
 func (d *Domain) Env(run RunEnv) scenario.Env {
-	return scenario.Env{Catalog: d.store.catalog(), Calibration: run.Calibration, MaxRequests: run.MaxRequests}
+	return scenario.Env{Catalog: d.store.catalog(), Calibration: run.Calibration, MaxRequests: run.MaxRequests,
+		KernelDB: func(g *hardware.GPU, name string) (*steptime.KernelDB, error) {
+			if name == "" {
+				return d.kernels.Load(g, "")
+			}
+			dir, err := kernelDBPath(run.KernelDBDir, name)
+			if err != nil {
+				return nil, err
+			}
+			return d.kernels.Load(g, dir)
+		}}
+}
+
+// ErrKernelDBNotAllowed refuses a kernel_db over the API when the server
+// names no kernel_db_dir.
+var ErrKernelDBNotAllowed = errors.New("kernel databases are not read over the API unless the server sets kernel_db_dir; leave kernel_db out for the built-in measurements")
+
+// kernelDBPath is the directory a kernel_db name stands for under root.
+func kernelDBPath(root, name string) (string, error) {
+	if root == "" {
+		return "", ErrKernelDBNotAllowed
+	}
+	if !fs.ValidPath(name) || name == "." || strings.Contains(name, `\`) {
+		return "", fmt.Errorf("%q is not a directory name under the server's kernel_db_dir (relative, slash-separated, no . or .. elements)", name)
+	}
+	return filepath.Join(root, filepath.FromSlash(name)), nil
+}
+
+// StepTime explains one step (stepreport.Explain) in Env(run).
+func (d *Domain) StepTime(req stepreport.Request, run RunEnv) (*stepreport.Report, error) {
+	return stepreport.Explain(req, d.Env(run))
 }
 
 // Prepare resolves sc in Env(run).

@@ -37,7 +37,7 @@ func (s *Server) registerPlannerJobs() {
 
 // runEnv is a run's bound and the calibration store's lookup.
 func (s *Server) runEnv(maxRequests int) RunEnv {
-	return RunEnv{MaxRequests: maxRequests, Calibration: s.cals.profile}
+	return RunEnv{MaxRequests: maxRequests, Calibration: s.cals.profile, KernelDBDir: s.cfg.KernelDBDir}
 }
 
 // jobEnv is the environment of a job's simulations.

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"runtime/debug"
 	"sync"
 	"sync/atomic"
@@ -59,6 +60,11 @@ func New(cfg Config, opt Options) (*Server, error) {
 	}
 	if opt.Engine == nil {
 		return nil, errors.New("api: an Engine is required")
+	}
+	if d := cfg.KernelDBDir; d != "" {
+		if st, err := os.Stat(d); err != nil || !st.IsDir() {
+			return nil, &ConfigError{Key: "kernel_db_dir", Reason: fmt.Sprintf("kernel_db_dir: %s is not a directory (%s)", d, EnvName("kernel_db_dir"))}
+		}
 	}
 	if opt.Logger == nil {
 		opt.Logger = slog.New(slog.DiscardHandler)
@@ -216,6 +222,7 @@ func (s *Server) routes() *gin.Engine {
 	v1.DELETE("/models/*id", s.deleteModel)
 	v1.POST("/capacity", s.capacity)
 	v1.POST("/simulate", s.simulate)
+	v1.POST("/steptime", s.steptime)
 	v1.POST("/jobs", s.submitJob)
 	v1.GET("/jobs", s.listJobs)
 	v1.GET("/jobs/:id", s.getJob)

@@ -9,7 +9,6 @@ import (
 
 	"github.com/headroom-sim/headroom/hardware"
 	"github.com/headroom-sim/headroom/sim/engine"
-	"github.com/headroom-sim/headroom/sim/steptime"
 )
 
 // ErrEventLimit is returned when a run exceeds its event limit.
@@ -127,22 +126,13 @@ func newSimulator(cfg *Config) (*Simulator, error) {
 	// their table would index, so their blocks are not shared.
 	caching := cfg.Engine.EnablePrefixCaching && cfg.Model.NumSlidingLayers() == 0
 	dp := max(cfg.DP, 1)
-	moeTP, moeEP := cfg.moeSplit()
-	graph := steptime.CUDAGraphTokens(cfg.Engine.MaxNumSeqs, cfg.Engine.MaxNumBatchedTokens)
 	for i := range cfg.Replicas {
 		in := &instance{id: int32(i), lockstep: dp > 1 && cfg.Model.MoE != nil,
 			front: frontend{coef: cfg.Profile.Frontend, scale: orOne(cfg.Profile.Scale.Overhead)}}
 		for range dp {
-			sm, err := steptime.New(cfg.Model, cfg.GPU, cfg.Precision, cfg.TP, cfg.Profile, cfg.Engine.AsyncScheduling)
+			sm, err := cfg.StepModel()
 			if err != nil {
 				return nil, fmt.Errorf("step-time profile: %w", err)
-			}
-			sm.WithCUDAGraphs(graph).WithKernelDB(cfg.KernelDB)
-			if cfg.Model.MoE != nil {
-				sm.WithMoESplit(moeTP, moeEP, dp)
-			}
-			if cfg.MoERouting != "" {
-				sm.WithMoERouting(cfg.MoERouting)
 			}
 			rp := &replica{
 				id: int32(len(s.replicas)), eng: &cfg.Engine, model: sm, window: window, inst: in,

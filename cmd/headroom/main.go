@@ -46,6 +46,7 @@ func commands() []command {
 		{"capacity", "memory split, KV-cache blocks and max concurrency of a model on a GPU", runCapacity},
 		{"catalog", "list, show or import GPUs and models", runCatalog},
 		{"simulate", "simulate serving a workload and report latency, throughput and KV usage", runSimulate},
+		{"steptime", "explain one engine step: every kernel's predicted time, what bounds it, its source and the measured value", runStepTime},
 		{"serve", "run the REST API server (catalogs, capacity, simulate, jobs) on 127.0.0.1:8080", runServe},
 		{"inspect", "show what Headroom reads from a benchmark result file or run folder", runInspect},
 		{"validate", "replay measured benchmark runs and compare predictions with measurements", runValidate},

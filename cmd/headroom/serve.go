@@ -33,6 +33,7 @@ var serveFlags = []struct{ flag, key, usage string }{
 	{"catalog-dir", "catalog_dir", "directory of extra catalog entries (gpus/*.yaml, models/*.yaml)"},
 	{"model-store-dir", "model_store_dir", "directory where POST /v1/models persists models (models/<id>.yaml), loaded at start"},
 	{"max-added-models", "models.max_added", "most models POST /v1/models may add (0 turns it off); DELETE /v1/models/{id} frees one"},
+	{"kernel-db-dir", "kernel_db_dir", "directory whose subdirectories (kernel databases laid out like AIConfigurator's perf database) scenarios and POST /v1/steptime may name as steptime.kernel_db (\"\" refuses them; the built-in tables need none)"},
 	{"calibration-store", "calibration_store", "bbolt file keeping POST /v1/calibrations across restarts, created and locked at start (\"\" keeps them in memory)"},
 	{"calibration-upload-limit-bytes", "calibrations.upload_limit_bytes", "largest POST /v1/calibrations upload in bytes (413 beyond)"},
 	{"calibration-sync-max-requests", "calibrations.sync_max_requests", "most measured requests a synchronous calibration replays (422 beyond: use ?async=true)"},

@@ -1,0 +1,29 @@
+package sim
+
+import "github.com/headroom-sim/headroom/sim/steptime"
+
+// StepModel builds the step-time model of one engine rank of c, as a run
+// uses it: the profile and kernel database, CUDA graphs up to vLLM's
+// capture size (steptime.CUDAGraphTokens of the engine's limits), the
+// experts' split over the instance's GPUs and the MoE routing. Callers that
+// explain a step (headroom steptime, POST /v1/steptime) get the model the
+// simulator would run.
+func (c *Config) StepModel() (*steptime.Model, error) {
+	sm, err := steptime.New(c.Model, c.GPU, c.Precision, c.TP, c.Profile, c.Engine.AsyncScheduling)
+	if err != nil {
+		return nil, err
+	}
+	sm.WithCUDAGraphs(steptime.CUDAGraphTokens(c.Engine.MaxNumSeqs, c.Engine.MaxNumBatchedTokens)).WithKernelDB(c.KernelDB)
+	if c.Model.MoE != nil {
+		moeTP, moeEP := c.moeSplit()
+		sm.WithMoESplit(moeTP, moeEP, max(c.DP, 1))
+	}
+	if c.MoERouting != "" {
+		sm.WithMoERouting(c.MoERouting)
+	}
+	return sm, nil
+}
+
+// MoESplit is the (moe_tp, moe_ep) split of an instance's routed experts
+// over its tp × dp GPUs.
+func (c *Config) MoESplit() (moeTP, moeEP int) { return c.moeSplit() }
