@@ -331,7 +331,7 @@ func (s *Server) prepareCalibration(p *CalibrateParams) (*calibrationInput, erro
 	}
 	measured.Overrides{Model: p.Model, GPU: p.GPU, TP: p.TP, MaxNumSeqs: p.MaxNumSeqs,
 		MaxNumBatchedTokens: p.MaxNumBatchedTokens, MaxModelLen: p.MaxModelLen}.Apply(run)
-	opts := calibrate.Options{MaxEvaluations: p.MaxEvaluations}
+	opts := calibrate.Options{MaxEvaluations: p.MaxEvaluations, KernelDB: s.engine.Env(RunEnv{}).KernelDB}
 	if opts.MaxEvaluations == 0 {
 		opts.MaxEvaluations = 400
 	}
@@ -355,7 +355,7 @@ func (s *Server) prepareCalibration(p *CalibrateParams) (*calibrationInput, erro
 	}
 	// The replay must resolve (a configuration that cannot start is a 4xx
 	// now, not a failed fit later).
-	if _, err := replay.Config(run, cat, replay.Options{}); err != nil {
+	if _, err := replay.Config(run, cat, replay.Options{KernelDB: opts.KernelDB}); err != nil {
 		return nil, err
 	}
 	in := &calibrationInput{run: run, opts: opts}

@@ -72,7 +72,7 @@ func runCalibrate(ctx context.Context, e *env, args []string) error {
 		stage int
 	}
 	var others []holdout
-	opts := calibrate.Options{MaxEvaluations: evals, Prior: prior}
+	opts := calibrate.Options{MaxEvaluations: evals, Prior: prior, KernelDB: kernelDBs(cat).Load}
 	if stage >= 0 || holdoutStages {
 		if len(full.Stages) == 0 {
 			return usagef("--stage: %s holds a single benchmark", trace)
@@ -105,11 +105,11 @@ func runCalibrate(ctx context.Context, e *env, args []string) error {
 		others = append(others, holdout{hr, -1})
 	}
 	for _, h := range others {
-		before, err := calibrate.Evaluate(ctx, h.run, cat, nil, h.stage)
+		before, err := calibrate.Evaluate(ctx, h.run, cat, nil, h.stage, kernelDBs(cat).Load)
 		if err != nil {
 			return scenarioError(err)
 		}
-		after, err := calibrate.Evaluate(ctx, h.run, cat, &file.Profile, h.stage)
+		after, err := calibrate.Evaluate(ctx, h.run, cat, &file.Profile, h.stage, kernelDBs(cat).Load)
 		if err != nil {
 			return scenarioError(err)
 		}

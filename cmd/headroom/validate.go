@@ -54,7 +54,7 @@ func runValidate(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	opt := replay.Options{UseLoggedBlocks: logged}
+	opt := replay.Options{UseLoggedBlocks: logged, KernelDB: kernelDBs(cat).Load}
 	if calibration != "" {
 		p, err := loadProfileFile(calibration)
 		if err != nil {

@@ -4,6 +4,7 @@ import (
 	"embed"
 	"encoding/json"
 	"fmt"
+	"sort"
 	"strings"
 
 	"github.com/headroom-sim/headroom/hardware"
@@ -87,6 +88,13 @@ func DefaultProfile(g *hardware.GPU) Profile {
 		p.Source = "base (no fitted profile for " + sys + ")"
 	}
 	p = p.Clone()
+	if sib, ok := SiblingSystems[sys]; ok {
+		if sp, ok := measuredProfile(sib); ok {
+			if borrowed := borrowFormats(&p, sp); len(borrowed) > 0 {
+				p.Source += fmt.Sprintf("; %s from %s (the family's other measured GPU; %s has no such tables)", strings.Join(borrowed, ", "), sib, sys)
+			}
+		}
+	}
 	if _, measured := MeasuredSystems[g.ID]; measured {
 		return p
 	}
@@ -123,4 +131,29 @@ func scaleGEMM(p *Profile, f float64) {
 		c.Efficiency *= f
 		p.MoE[k] = c
 	}
+}
+
+// borrowFormats copies into p the GEMM and fused-MoE coefficients of the
+// formats from has but p lacks: fractions of peak that carry across a
+// family's GPUs. It returns what it copied, as "moe mxfp4" and "gemm nvfp4".
+func borrowFormats(p *Profile, from Profile) []string {
+	var out []string
+	for _, f := range from.Formats() {
+		if _, ok := p.GEMM[f]; !ok {
+			p.GEMM[f] = from.GEMM[f]
+			out = append(out, "gemm "+f)
+		}
+	}
+	moe := make([]string, 0, len(from.MoE))
+	for f := range from.MoE {
+		moe = append(moe, f)
+	}
+	sort.Strings(moe)
+	for _, f := range moe {
+		if _, ok := p.MoE[f]; !ok {
+			p.MoE[f] = from.MoE[f]
+			out = append(out, "moe "+f)
+		}
+	}
+	return out
 }

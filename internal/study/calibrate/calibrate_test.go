@@ -90,7 +90,7 @@ func TestEvaluateOnAStage(t *testing.T) {
 		f := map[int]float64{0: 2, 1: 1.25}[q.Stage]
 		q.TTFTS, q.E2ES = q.TTFTS*f, q.E2ES*f
 	}
-	e, err := Evaluate(context.Background(), run, cat, nil, 1)
+	e, err := Evaluate(context.Background(), run, cat, nil, 1, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -215,7 +215,7 @@ func TestFitOnStageAggregates(t *testing.T) {
 	if err != nil || res.After.Parts != 1 || !strings.Contains(res.After.Run, "stage 1 (poisson)") {
 		t.Fatalf("stage fit: %+v, %v", res, err)
 	}
-	e, err := Evaluate(context.Background(), run, cat, &res.Profile, 0)
+	e, err := Evaluate(context.Background(), run, cat, &res.Profile, 0, nil)
 	if err != nil || e.Basis != replay.BasisAggregate || len(e.Figures) != 12 {
 		t.Fatalf("held-out stage: %+v, %v", e, err)
 	}

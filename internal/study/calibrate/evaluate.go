@@ -9,6 +9,7 @@ import (
 	"github.com/headroom-sim/headroom/catalogs"
 	"github.com/headroom-sim/headroom/internal/adapter/measured"
 	"github.com/headroom-sim/headroom/internal/study/replay"
+	"github.com/headroom-sim/headroom/internal/study/scenario"
 	"github.com/headroom-sim/headroom/sim/steptime"
 )
 
@@ -43,9 +44,10 @@ type Evaluation struct {
 // Evaluate replays run with profile (nil: the GPU's defaults) and compares
 // the prediction with the measurement, as Fit does (replay.Parts). stage
 // >= 0 compares that benchmark only (a run with per-request records is
-// still replayed whole, as the server saw it).
-func Evaluate(ctx context.Context, run *measured.Run, cat *catalogs.Catalog, profile *steptime.Profile, stage int) (Evaluation, error) {
-	parts, err := replay.Parts(run, cat, replay.Options{Profile: profile}, stage)
+// still replayed whole, as the server saw it). kdb loads the measured
+// kernels of the table backend (nil: the formula backend).
+func Evaluate(ctx context.Context, run *measured.Run, cat *catalogs.Catalog, profile *steptime.Profile, stage int, kdb scenario.KernelLoader) (Evaluation, error) {
+	parts, err := replay.Parts(run, cat, replay.Options{Profile: profile, KernelDB: kdb}, stage)
 	if err != nil {
 		return Evaluation{}, err
 	}

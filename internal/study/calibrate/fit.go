@@ -11,6 +11,7 @@ import (
 	"github.com/headroom-sim/headroom/catalogs"
 	"github.com/headroom-sim/headroom/internal/adapter/measured"
 	"github.com/headroom-sim/headroom/internal/study/replay"
+	"github.com/headroom-sim/headroom/internal/study/scenario"
 	"github.com/headroom-sim/headroom/sim/steptime"
 )
 
@@ -32,6 +33,9 @@ type Options struct {
 	// Stage, when set, fits on that benchmark's requests only; the whole
 	// run is still replayed, so the other benchmarks' load is present.
 	Stage *int
+	// KernelDB loads the measured kernels of the table step-time backend
+	// (nil: the formula backend).
+	KernelDB scenario.KernelLoader
 }
 
 // Result is a fitted profile and how it fits the run.
@@ -64,7 +68,7 @@ func Fit(ctx context.Context, run *measured.Run, cat *catalogs.Catalog, opt Opti
 	if n := Completed(run, stage); n < MinRequests {
 		return nil, fmt.Errorf("%s: %w: %d completed, need at least %d", run.Name, ErrTooFewRequests, n, MinRequests)
 	}
-	parts, err := replay.Parts(run, cat, replay.Options{}, stage)
+	parts, err := replay.Parts(run, cat, replay.Options{KernelDB: opt.KernelDB}, stage)
 	if err != nil {
 		return nil, err
 	}

@@ -77,7 +77,7 @@ func Calibrate(ctx context.Context, run *measured.Run, cat *catalogs.Catalog, sr
 		return nil, err
 	}
 	if run.LoggedBlocks > 0 {
-		rr, err := replay.Config(run, cat, replay.Options{})
+		rr, err := replay.Config(run, cat, replay.Options{KernelDB: opt.KernelDB})
 		if err != nil {
 			return nil, err
 		}

@@ -27,7 +27,7 @@ type Options struct {
 	// steptime section does ("" = the default); KernelDB loads measured
 	// kernels (scenario.Env.KernelDB).
 	Backend  string
-	KernelDB func(g *hardware.GPU, dir string) (*steptime.KernelDB, error)
+	KernelDB scenario.KernelLoader
 }
 
 // Scenario returns the scenario a run corresponds to: its model, GPU,

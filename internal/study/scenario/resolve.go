@@ -29,12 +29,17 @@ type Env struct {
 	// KernelDB loads measured kernel latencies for a GPU: from dir, or the
 	// built-in measurements when dir is "" (nil, nil when there are none);
 	// nil refuses the table backend.
-	KernelDB func(g *hardware.GPU, dir string) (*steptime.KernelDB, error)
+	KernelDB KernelLoader
 }
 
+// KernelLoader loads measured kernel latencies for a GPU (Env.KernelDB).
+type KernelLoader = func(g *hardware.GPU, dir string) (*steptime.KernelDB, error)
+
 // DefaultBackend is the step-time backend a scenario gets when it names
-// none and measured kernels are at hand for its GPU.
-const DefaultBackend = "formula"
+// none: the measured kernels where Headroom has them for the GPU (the
+// formula elsewhere). docs/accuracy.md compares the two on the measured
+// serving runs.
+const DefaultBackend = "table"
 
 // ErrFilesNotAllowed is returned when a scenario references a file where
 // the caller cannot read files.
