@@ -41,7 +41,8 @@ type Model struct {
 	kvBytesL float64 // KV bytes per token per layer on one GPU
 
 	memoTok   []float64 // dense part by token count (NaN: not computed)
-	memoMoE   []float64 // MoE part by the group's token count
+	memoMoE   []float64 // MoE part by the group's token count (CUDA-graph steps)
+	memoMoEE  []float64 // the same for eager steps
 	memoSamp  []float64 // sampled part by sampled count
 	memoLimit int
 }
@@ -76,7 +77,7 @@ func (s *Model) rebuild() {
 	s.resetMemo()
 }
 
-func (s *Model) resetMemo() { s.memoTok, s.memoMoE, s.memoSamp = nil, nil, nil }
+func (s *Model) resetMemo() { s.memoTok, s.memoMoE, s.memoMoEE, s.memoSamp = nil, nil, nil, nil }
 
 // WithKernelDB switches to the table backend over db (nil: the formula).
 func (s *Model) WithKernelDB(db *KernelDB) *Model {
@@ -194,7 +195,7 @@ func (s *Model) StepTime(b *models.Batch) float64 {
 		g := s.groupTokens(b)
 		eager := s.eager(t)
 		if eager {
-			gpu += s.moeTime(g, true, nil)
+			gpu += s.memo(&s.memoMoEE, g, func(n int) float64 { return s.moeTime(n, true, nil) })
 		} else {
 			gpu += s.memo(&s.memoMoE, g, func(n int) float64 { return s.moeTime(n, false, nil) })
 		}
