@@ -257,7 +257,7 @@ func (s *Simulator) deliver(r *request, t Time) {
 	in := s.route()
 	r.replica = in.id // the instance, until a rank takes it
 	in.pending++
-	at := in.front.admit(t, r.input)
+	at := in.front.admit(t+usToNS(in.front.coef.ClientUS, in.front.scale), r.input)
 	s.push(event{t: at, kind: evEngine, req: r})
 }
 
