@@ -316,18 +316,18 @@ func (a *autoscaler) evaluate(t Time) {
 		desired = int(math.Ceil(total/a.cfg.Target - 1e-9))
 	}
 	desired = min(max(desired, a.cfg.MinReplicas), a.cfg.MaxReplicas)
-	a.recs = append(a.recs, recommendation{t: t, desired: desired})
-	keep := 0
-	for keep < len(a.recs)-1 && a.recs[keep].t <= t-a.window {
-		keep++
+	// The wishes of the stabilization window, as a deque of decreasing
+	// counts: its front is the highest (at most max_replicas entries).
+	for len(a.recs) > 0 && a.recs[len(a.recs)-1].desired <= desired {
+		a.recs = a.recs[:len(a.recs)-1]
 	}
-	a.recs = a.recs[keep:]
+	a.recs = append(a.recs, recommendation{t: t, desired: desired})
+	for a.recs[0].t <= t-a.window && len(a.recs) > 1 {
+		a.recs = a.recs[1:]
+	}
 	target := desired
 	if desired < current {
-		for _, r := range a.recs {
-			target = max(target, r.desired)
-		}
-		target = min(target, current)
+		target = min(a.recs[0].desired, current)
 	}
 	if target > current {
 		a.scaleUp(t, target-current)

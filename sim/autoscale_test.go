@@ -306,3 +306,51 @@ func TestIdleStage(t *testing.T) {
 		t.Errorf("%d requests before the idle stage, %d after; the idle stage counts %d", before, after, rep.Stages[1].Requests.Total)
 	}
 }
+
+// FuzzAutoscale: whatever the policy's numbers, a run is refused with a
+// field error or ends with every request accounted for, never more
+// replicas held than the maximum, and replica-seconds that add up.
+func FuzzAutoscale(f *testing.F) {
+	f.Add(uint8(0), 2.0, 1.0, 5.0, 0.0, 0.1, uint8(1), uint8(4), 10.0)
+	f.Add(uint8(1), 1e-300, 1e-3, 0.0, 1e7, 0.0, uint8(2), uint8(2), 200.0)
+	f.Add(uint8(2), 0.5, 0.25, 1e13, 3.0, 0.99, uint8(1), uint8(9), 0.5)
+	f.Add(uint8(3), math.Inf(1), math.NaN(), -1.0, -1.0, 1.0, uint8(0), uint8(0), 1.0)
+	f.Fuzz(func(t *testing.T, metric uint8, target, interval, delay, stab, tol float64, lo, hi uint8, rate float64) {
+		cfg := openConfig(t)
+		cfg.Workload.Requests = 0
+		cfg.Workload.Stages = []workload.StageSpec{{DurationS: 3, RateRPS: rate}, {DurationS: 2}, {DurationS: 2, RateRPS: 2 * rate}}
+		cfg.Workload.Arrival.RateRPS = 0
+		cfg.Replicas = int(lo%4) + 1
+		cfg.Autoscale = &Autoscale{MinReplicas: int(lo % 4), MaxReplicas: int(hi % 8), Target: target,
+			Metric: []string{ScaleOnRequestRate, ScaleOnInFlight, ScaleOnKVUsage, "bogus"}[metric%4],
+			IntervalS: interval, ScaleUpDelayS: delay, ScaleDownStabilizationS: stab, Tolerance: tol}
+		cfg.MaxEvents = 300_000
+		if err := cfg.Validate(); err != nil {
+			var fe *hardware.FieldError
+			if !errors.As(err, &fe) {
+				t.Fatalf("Validate: %v is not a field error", err)
+			}
+			return
+		}
+		rep, err := Run(context.Background(), cfg)
+		if err != nil {
+			if !errors.Is(err, ErrTooLong) && !errors.Is(err, ErrEventLimit) {
+				t.Fatalf("Run: %v", err)
+			}
+			return
+		}
+		if rc := rep.Requests; rc.Total != rc.Completed+rc.Rejected+rc.Unfinished {
+			t.Fatalf("requests %+v", rc)
+		}
+		a := rep.Autoscale
+		rs := a.ReplicaSeconds
+		if math.Abs(rs.Starting+rs.Serving+rs.Draining-rs.Total) > 1e-5 || rs.Serving < 0 || rs.Starting < 0 || rs.Draining < 0 {
+			t.Fatalf("replica-seconds %+v", rs)
+		}
+		for _, p := range a.Timeline {
+			if p.Serving+p.Starting > cfg.Autoscale.MaxReplicas || p.Serving < 1 {
+				t.Fatalf("timeline point %+v with max %d", p, cfg.Autoscale.MaxReplicas)
+			}
+		}
+	})
+}
