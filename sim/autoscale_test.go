@@ -322,7 +322,7 @@ func FuzzAutoscale(f *testing.F) {
 		cfg.Workload.Arrival.RateRPS = 0
 		cfg.Replicas = int(lo%4) + 1
 		cfg.Autoscale = &Autoscale{MinReplicas: int(lo % 4), MaxReplicas: int(hi % 8), Target: target,
-			Metric: []string{ScaleOnRequestRate, ScaleOnInFlight, ScaleOnKVUsage, "bogus"}[metric%4],
+			Metric:    []string{ScaleOnRequestRate, ScaleOnInFlight, ScaleOnKVUsage, "bogus"}[metric%4],
 			IntervalS: interval, ScaleUpDelayS: delay, ScaleDownStabilizationS: stab, Tolerance: tol}
 		cfg.MaxEvents = 300_000
 		if err := cfg.Validate(); err != nil {
