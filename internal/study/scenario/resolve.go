@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 
 	"github.com/headroom-sim/headroom/catalogs"
 	"github.com/headroom-sim/headroom/hardware"
@@ -362,4 +363,21 @@ func open(env Env, field, name string) (io.ReadCloser, error) {
 		return nil, &FieldError{Field: field, Reason: err.Error()}
 	}
 	return rc, nil
+}
+
+// LongestRequest is the most tokens, prompt and output together, one
+// request of the scenario's workload holds (sim.LongestRequest over the
+// requests it sends; a staged load's Poisson count is covered to ten
+// standard deviations above its mean). It reads the files the workload
+// references, nothing else.
+func (s *Scenario) LongestRequest(env Env) (int, error) {
+	w, err := s.resolveWorkload(env)
+	if err != nil {
+		return 0, err
+	}
+	n := s.EstimatedRequests(w)
+	if len(w.Stages) > 0 {
+		n += int(10*math.Sqrt(float64(n))) + 100
+	}
+	return sim.LongestRequest(&w, uint64(s.Workload.Seed), n+w.Warmup), nil
 }
