@@ -131,3 +131,8 @@ func (s Spec) LoadStages(windowS float64) []StageSpec {
 	}
 	return out
 }
+
+// ValidateRateProfile checks the spec's rate profile alone (its points
+// and end), for profiles read outside a scenario; field prefixes the
+// errors' fields.
+func (s Spec) ValidateRateProfile(field string) error { return s.validateProfile(field) }

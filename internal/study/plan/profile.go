@@ -47,10 +47,10 @@ func ParseRateProfile(r io.Reader, name string) ([]workload.RatePoint, error) {
 	if len(pts) == 0 {
 		return nil, fmt.Errorf("%s: no points", name)
 	}
-	if err := (workload.Spec{RateProfile: pts}).Validate("rate_profile"); err != nil {
+	if err := (workload.Spec{RateProfile: pts}).ValidateRateProfile("profile"); err != nil {
 		var fe *scenario.FieldError
 		if errors.As(err, &fe) {
-			return nil, fmt.Errorf("%s: %s", name, strings.TrimPrefix(fe.Error(), "rate_profile."))
+			return nil, fmt.Errorf("%s: %s: %s", name, strings.TrimPrefix(fe.Field, "profile."), fe.Reason)
 		}
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}

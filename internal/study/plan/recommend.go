@@ -57,7 +57,7 @@ func Label(c Config) string {
 }
 
 // LabelFormat explains Label.
-const LabelFormat = "labels: GPU TPt×r = r replicas of t GPUs each (tensor parallelism t)"
+const LabelFormat = "labels: GPU TPt×r = r replicas of t GPUs (tensor parallelism t)"
 
 // recommend ranks the candidates, finds the binding bound, marks the
 // Pareto front and the recommendation, and says why the others lost.
@@ -112,13 +112,13 @@ func (r *Runner) recommend(spec *PlanSpec, res *PlanResult) error {
 			}
 		default:
 			c.LostOn = LostHeadroom
-			c.WhyNot = fmt.Sprintf("meets the SLA at the target but sustains only %.2f× it (%.2g× required", c.Headroom, spec.Headroom)
+			why := fmt.Sprintf("sustains only %.2f× the target within the SLA (%.2g× required", c.Headroom, spec.Headroom)
 			if c.HeadroomLimiting != "" {
-				c.WhyNot += "; " + c.HeadroomLimiting + " breaks first"
+				why += "; " + c.HeadroomLimiting + " breaks first"
 			}
-			c.WhyNot += ")"
+			c.WhyNot = "meets the SLA at the target but " + why + ")"
 			if rec != nil && c.CostPerHourUSD < rec.CostPerHourUSD {
-				c.WhyNot = fmt.Sprintf("$%.2f/h cheaper, but %s", rec.CostPerHourUSD-c.CostPerHourUSD, c.WhyNot)
+				c.WhyNot = fmt.Sprintf("$%.2f/h cheaper, but %s)", rec.CostPerHourUSD-c.CostPerHourUSD, why)
 			}
 		}
 	}

@@ -31,9 +31,18 @@ const (
 	maxPlanProfileWindow = 20_000
 )
 
-// planWorkload returns the scenario the candidates are searched on, the
-// rate-profile scenario windowed for the day (nil without a profile), and
-// notes on what it chose.
+// Workloads returns the scenario a plan searches its candidates on, the
+// rate-profile scenario it plays through the recommendation (nil without
+// a profile), and notes on what it chose, as Plan will (a server checks
+// them before it queues a plan).
+func (r *Runner) Workloads(spec PlanSpec) (base scenario.Scenario, profile *scenario.Scenario, notes []string, err error) {
+	if err := spec.defaults(r); err != nil {
+		return base, nil, nil, err
+	}
+	return r.planWorkload(&spec)
+}
+
+// planWorkload is Workloads of a spec with its defaults.
 func (r *Runner) planWorkload(spec *PlanSpec) (base scenario.Scenario, profile *scenario.Scenario, notes []string, err error) {
 	base = spec.Scenario
 	notes = []string{}
