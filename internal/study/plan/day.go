@@ -208,9 +208,10 @@ func (r *Runner) planDay(ctx context.Context, q *searcher, profile *scenario.Sce
 	}
 	capCapped := rec.HeadroomCapped
 	tasks := []func(){
-		func() { runs[0] = r.runDay(ctx, scaled, res.ParetoMetric) },
-		func() { runs[1] = r.runDay(ctx, static, res.ParetoMetric) },
+		func() { runs[0] = r.runDay(ctx, scaled) },
+		func() { runs[1] = r.runDay(ctx, static) },
 	}
+	q.sims.Add(2)
 	day.CapacityRPS[R-1] = capR
 	for n := 1; n <= R; n++ {
 		if n == R && !capCapped {
@@ -285,7 +286,7 @@ func (ss *shapeSearch) capacity(ctx context.Context, n int, guess float64) (floa
 
 // runDay runs a profile scenario, keeping each finished request's send
 // time and verdict.
-func (r *Runner) runDay(ctx context.Context, s scenario.Scenario, _ string) dayRun {
+func (r *Runner) runDay(ctx context.Context, s scenario.Scenario) dayRun {
 	var d dayRun
 	limits := perRequestLimits(s.SLA)
 	out := r.run(ctx, s, func(*scenario.Resolved) []sim.Option {

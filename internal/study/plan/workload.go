@@ -45,9 +45,10 @@ func (r *Runner) Workloads(spec PlanSpec) (base scenario.Scenario, profile *scen
 // planWorkload is Workloads of a spec with its defaults.
 func (r *Runner) planWorkload(spec *PlanSpec) (base scenario.Scenario, profile *scenario.Scenario, notes []string, err error) {
 	base = spec.Scenario
+	base.Autoscale = nil // candidates are fixed replica counts; the day runs the autoscaler
 	notes = []string{}
 	if w := base.Workload; len(w.RateProfile) > 0 {
-		p := base
+		p := spec.Scenario
 		p.Workload.RateProfile = windowed(w.RateProfile, w.ProfileEndS(), spec.WindowS)
 		if n := len(p.Workload.RateProfile); n > maxPlanProfileWindow {
 			return base, nil, nil, &scenario.FieldError{Field: "window_s", Reason: fmt.Sprintf("splits the profile into %d windows, more than %d: use longer windows", n, maxPlanProfileWindow)}
