@@ -106,8 +106,9 @@ func (s Spec) PeakRateRPS() float64 {
 
 // LoadStages is the staged load the simulator runs: the spec's stages, or
 // its rate profile as one open-loop stage per point (a rate of 0 is an
-// idle stage), each split into windows of at most windowS seconds when
-// windowS > 0 (so that each window is reported on its own).
+// idle stage), each split into windows of windowS seconds when windowS >
+// 0 (so that each window is reported on its own; a remainder under a
+// tenth of a window joins the window before it).
 func (s Spec) LoadStages(windowS float64) []StageSpec {
 	if len(s.RateProfile) == 0 {
 		return s.Stages
@@ -122,8 +123,8 @@ func (s Spec) LoadStages(windowS float64) []StageSpec {
 		}
 		for at := p.AtS; until-at > 1e-9*math.Max(1, until); {
 			d := until - at
-			if windowS > 0 && d > windowS*(1+1e-9) {
-				d = windowS
+			if windowS > 0 && d > windowS*1.1 {
+				d = windowS // a remainder under a tenth of a window stays with this one
 			}
 			out = append(out, StageSpec{DurationS: d, RateRPS: p.RateRPS})
 			at += d
