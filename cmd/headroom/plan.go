@@ -306,7 +306,8 @@ func writeDayTable(w io.Writer, d *plan.DayPlan) {
 	fmt.Fprintf(w, "  capacity within the SLA, req/s by replicas: %s\n", strings.Join(capText, ", "))
 	target := fmt.Sprintf("%.3g %s per replica", a.Target, unitOf(a.Metric))
 	if a.TargetUtilization > 0 {
-		target += fmt.Sprintf(" (%.0f%% of one replica's capacity at %d)", 100*a.TargetUtilization, d.Config.Replicas)
+		R := d.Config.Replicas
+		target += fmt.Sprintf(" (%.0f%% of %.3g req/s, one replica's share of what %s sustain)", 100*a.TargetUtilization, d.CapacityRPS[R-1]/float64(R), plural(R, "replica"))
 	}
 	fmt.Fprintf(w, "  autoscaler: %s at %s, %d–%d replicas (%d at the start), every %g s, scale-down after %g s stable\n",
 		a.Metric, target, a.MinReplicas, a.MaxReplicas, a.InitialReplicas, a.IntervalS, a.StabilizationS)
@@ -324,7 +325,7 @@ func writeDayTable(w io.Writer, d *plan.DayPlan) {
 		d.Static.GPUHoursPerDay, pct(d.Static.SLAAttainment), d.Static.LatencyMS)
 	tw.Flush()
 	if s := d.Autoscaled.DuringScaleUps; s != nil {
-		fmt.Fprintf(w, "  while replicas started (%.0f s in all): %d requests, %s met the SLA; %d scale-ups, %d scale-downs; %d of %d windows met the SLA autoscaled, %d static\n",
+		fmt.Fprintf(w, "  while replicas started (%.0f s in all): %d requests, %s met the SLA; %d started, %d removed; %d of %d windows met the SLA autoscaled, %d static\n",
 			s.Seconds, s.Requests, pct(s.SLAAttainment), d.Autoscaled.ScaleUps, d.Autoscaled.ScaleDowns, d.Autoscaled.WindowsMeetingSLA, len(d.Windows), d.Static.WindowsMeetingSLA)
 	}
 	fmt.Fprintf(w, "  cost per day: autoscaled $%.2f, static $%.2f (%.0f%% less)\n", d.Autoscaled.CostPerDayUSD, d.Static.CostPerDayUSD, d.SavingsPct)
@@ -349,4 +350,11 @@ func dayClock(s float64) string {
 		return fmt.Sprintf("d%d %d:%02d", m/(24*60)+1, m%(24*60)/60, m%60)
 	}
 	return fmt.Sprintf("%d:%02d", m/60, m%60)
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return fmt.Sprintf("%d %ss", n, word)
 }
