@@ -165,7 +165,7 @@ func (ss *shapeSearch) headroom(ctx context.Context, n int, lo, hi, cap float64)
 }
 
 // headroomCap is where a headroom search stops doubling.
-func (q *searcher) headroomCap() float64 { return math.Max(4, 2*q.spec.Headroom) }
+func (q *searcher) headroomCap() float64 { return math.Max(2, 2*q.spec.Headroom) }
 
 // search finds the shape's candidates.
 func (q *searcher) search(ctx context.Context, shape Config) shapeResult {
