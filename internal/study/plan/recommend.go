@@ -3,6 +3,7 @@ package plan
 import (
 	"cmp"
 	"fmt"
+	"math"
 	"regexp"
 	"slices"
 	"strings"
@@ -251,7 +252,16 @@ func ShortReason(reason string) string {
 	return reason
 }
 
-func ms(v float64) string { return fmt.Sprintf("%.4g ms", v) }
+// ms writes a latency to about 3 significant digits, without exponents.
+func ms(v float64) string {
+	switch a := math.Abs(v); {
+	case a >= 100:
+		return fmt.Sprintf("%.0f ms", v)
+	case a >= 10:
+		return fmt.Sprintf("%.1f ms", v)
+	}
+	return fmt.Sprintf("%.2f ms", v)
+}
 
 // missText says how far a bound is past its limit.
 func missText(bound string, value, limit float64) string {
