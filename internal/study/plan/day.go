@@ -169,7 +169,12 @@ func (r *Runner) planDay(ctx context.Context, q *searcher, profile *scenario.Sce
 		as = *profile.Autoscale
 	}
 	capR := rec.Headroom * q.target
-	if as.Target == 0 {
+	switch {
+	case as.Target != 0:
+	case as.Metric == sim.ScaleOnKVUsage:
+		as.Target = spec.TargetUtilization
+		day.Autoscaler.TargetUtilization = spec.TargetUtilization
+	default: // request_rate (workload.go refused in_flight without a target)
 		as.Metric = sim.ScaleOnRequestRate
 		as.Target = spec.TargetUtilization * capR / float64(R)
 		day.Autoscaler.TargetUtilization = spec.TargetUtilization

@@ -2,6 +2,7 @@ package plan
 
 import (
 	"context"
+	"errors"
 	"math"
 	"strings"
 	"testing"
@@ -188,5 +189,29 @@ func TestParseRateProfile(t *testing.T) {
 		case c.err != "" && (err == nil || !strings.Contains(err.Error(), c.err)):
 			t.Errorf("%q: error %v, want %q", c.in, err, c.err)
 		}
+	}
+}
+
+// TestWorkloadsAutoscaleSection: a policy without a profile is noted as
+// unused; an in_flight policy needs its target (the others follow the
+// target utilization); the candidates never run the autoscaler.
+func TestWorkloadsAutoscaleSection(t *testing.T) {
+	r := runner(t)
+	s := small(100)
+	s.Autoscale = &scenario.AutoscaleSpec{MaxReplicas: 4, Target: 2}
+	base, profile, notes, err := r.Workloads(PlanSpec{Scenario: s})
+	if err != nil || profile != nil || base.Autoscale != nil || !strings.Contains(strings.Join(notes, "\n"), "autoscale section is not used") {
+		t.Errorf("notes %q, profile %v, base autoscale %v, err %v", notes, profile, base.Autoscale, err)
+	}
+	p := stepProfile()
+	p.Autoscale = &scenario.AutoscaleSpec{Metric: sim.ScaleOnInFlight}
+	_, _, _, err = r.Workloads(PlanSpec{Scenario: p})
+	var fe *scenario.FieldError
+	if !errors.As(err, &fe) || fe.Field != "autoscale.target" {
+		t.Errorf("in_flight without a target: %v", err)
+	}
+	p.Autoscale.Metric = sim.ScaleOnKVUsage
+	if base, profile, _, err = r.Workloads(PlanSpec{Scenario: p}); err != nil || base.Autoscale != nil || profile.Autoscale == nil {
+		t.Errorf("kv_cache_usage: %v; base %v, profile %v", err, base.Autoscale, profile)
 	}
 }

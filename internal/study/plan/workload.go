@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/headroom-sim/headroom/internal/study/scenario"
+	"github.com/headroom-sim/headroom/sim"
 	"github.com/headroom-sim/headroom/sim/engine"
 	"github.com/headroom-sim/headroom/sim/workload"
 )
@@ -77,6 +78,14 @@ func (r *Runner) planWorkload(spec *PlanSpec) (base scenario.Scenario, profile *
 		}
 		notes = append(notes, fmt.Sprintf("sized for the rate profile's peak, %.4g req/s (from %s), on %d requests (%s); the whole profile then runs through the recommendation",
 			peak, clock(at), n, how))
+	}
+	if a := spec.Scenario.Autoscale; a != nil {
+		switch {
+		case profile == nil:
+			notes = append(notes, "the scenario's autoscale section is not used: plan plays an autoscaler through a workload.rate_profile only")
+		case a.Target == 0 && a.Metric == sim.ScaleOnInFlight:
+			return base, nil, nil, &scenario.FieldError{Field: "autoscale.target", Reason: "an in_flight policy needs its target (requests per replica); request_rate and kv_cache_usage targets follow target_utilization"}
+		}
 	}
 	if base.Engine.MaxModelLen == 0 {
 		note, mml, err := r.neededModelLen(base, profile)
