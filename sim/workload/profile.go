@@ -12,8 +12,10 @@ type RatePoint struct {
 	RateRPS float64 `yaml:"rate_rps" json:"rate_rps"`
 }
 
-// MaxProfilePoints bounds a rate profile.
-const MaxProfilePoints = 10_000
+// MaxProfilePoints bounds a rate profile: each point is a stage of the
+// run, reported with its own latency histograms (about 200 KB each), so
+// 2,000 points hold about 400 MB (a day in minutes is 1,440).
+const MaxProfilePoints = 2000
 
 // maxProfileRateRPS bounds a profile's rates (the simulator's bound on
 // open-loop rates).

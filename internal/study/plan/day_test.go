@@ -215,3 +215,15 @@ func TestWorkloadsAutoscaleSection(t *testing.T) {
 		t.Errorf("kv_cache_usage: %v; base %v, profile %v", err, base.Autoscale, profile)
 	}
 }
+
+// TestWorkloadsBoundTheWindows: a day in 30 s windows is 2,880 windows,
+// more than a run reports (each has its own histograms).
+func TestWorkloadsBoundTheWindows(t *testing.T) {
+	s := stepProfile()
+	s.Workload.RateProfileEndS = 86400
+	_, _, _, err := runner(t).Workloads(PlanSpec{Scenario: s, WindowS: 30})
+	var fe *scenario.FieldError
+	if !errors.As(err, &fe) || fe.Field != "window_s" || !strings.Contains(fe.Reason, "2880 windows") {
+		t.Errorf("got %v", err)
+	}
+}

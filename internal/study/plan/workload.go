@@ -29,7 +29,7 @@ const (
 	profileSampleMin     = 1000
 	profileSampleMax     = 50_000
 	DefaultWindowS       = 900.0
-	maxPlanProfileWindow = 20_000
+	maxPlanProfileWindow = workload.MaxProfilePoints
 )
 
 // Workloads returns the scenario a plan searches its candidates on, the
@@ -52,7 +52,7 @@ func (r *Runner) planWorkload(spec *PlanSpec) (base scenario.Scenario, profile *
 		p := spec.Scenario
 		p.Workload.RateProfile = windowed(w.RateProfile, w.ProfileEndS(), spec.WindowS)
 		if n := len(p.Workload.RateProfile); n > maxPlanProfileWindow {
-			return base, nil, nil, &scenario.FieldError{Field: "window_s", Reason: fmt.Sprintf("splits the profile into %d windows, more than %d: use longer windows", n, maxPlanProfileWindow)}
+			return base, nil, nil, &scenario.FieldError{Field: "window_s", Reason: fmt.Sprintf("splits the profile into %d windows, more than %d (each is reported with its own latency histograms): use longer windows", n, maxPlanProfileWindow)}
 		}
 		p.Workload.RateProfileEndS = w.ProfileEndS()
 		p.Workload.Requests = 0
