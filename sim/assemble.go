@@ -36,7 +36,7 @@ func (s *Simulator) report() *Report {
 	if queries > 0 {
 		r.PrefixCacheHitRatio = round(float64(hits)/float64(queries), 4)
 	}
-	n := float64(len(s.replicas))
+	n := float64(s.servedRanks())
 	r.KVCache = KVUsage{NumGPUBlocks: cfg.NumGPUBlocks, PeakUsageRatio: round(peak/n, 4)}
 	if s.now > 0 {
 		r.KVCache.MeanUsageRatio = round(area/n/float64(s.now), 4)
@@ -76,6 +76,9 @@ func (s *Simulator) report() *Report {
 	}
 	if cfg.Report.Timeseries {
 		r.Timeseries = m.series
+	}
+	if s.as != nil {
+		r.Autoscale = s.as.report()
 	}
 	return r
 }

@@ -61,6 +61,10 @@ type Config struct {
 	// TTFT and E2E.
 	NetworkRTTMS float64
 
+	// Autoscale, when set, scales the replicas during the run
+	// (autoscale.go); Replicas then serve from the start.
+	Autoscale *Autoscale
+
 	Workload Workload
 	SLA      *SLA
 	Report   ReportOptions
@@ -87,10 +91,13 @@ type Workload struct {
 	Arrival workload.ArrivalSpec
 	// MaxConcurrency caps requests in flight at the client (0 = none).
 	MaxConcurrency int
-	Stages         []workload.StageSpec
-	Input, Output  workload.LengthSampler
-	SharedPrefix   *workload.SharedPrefixSpec
-	MultiTurn      *workload.MultiTurnSpec
+	// Stages run one after another; a stage with neither a rate nor a
+	// concurrency is idle (no requests arrive: a rate profile's empty
+	// window).
+	Stages        []workload.StageSpec
+	Input, Output workload.LengthSampler
+	SharedPrefix  *workload.SharedPrefixSpec
+	MultiTurn     *workload.MultiTurnSpec
 	// Trace replaces Arrival, Input and Output when set.
 	Trace []workload.TraceRecord
 	// TraceHashTokens is the tokens each TraceRecord.HashIDs entry covers
@@ -155,6 +162,11 @@ func (c *Config) Validate() error {
 		return &hardware.FieldError{Field: "router", Reason: fmt.Sprintf("%q is not round_robin, least_outstanding or least_kv", c.Router)}
 	case c.Workload.Trace == nil && (c.Workload.Input == nil || c.Workload.Output == nil):
 		return fmt.Errorf("sim: workload needs input and output length samplers or a trace")
+	}
+	if c.Autoscale != nil {
+		if err := c.Autoscale.validate(c.Replicas); err != nil {
+			return err
+		}
 	}
 	if err := c.Engine.Validate(c.Model); err != nil {
 		var fe *hardware.FieldError

@@ -46,6 +46,9 @@ type Report struct {
 	GoodputRPS *float64   `json:"goodput_rps,omitempty"`
 	SLA        *SLAResult `json:"sla,omitempty"`
 
+	// Autoscale is what the autoscaler did (runs with one).
+	Autoscale *AutoscaleReport `json:"autoscale,omitempty"`
+
 	Stages     []StageReport `json:"stages,omitempty"`
 	Timeseries []TimePoint   `json:"timeseries,omitempty"`
 

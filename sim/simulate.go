@@ -33,6 +33,7 @@ type Simulator struct {
 	rr       int
 	m        *metrics
 	d        *driver
+	as       *autoscaler // nil without Config.Autoscale
 	rtt      Time
 	units    func(int) int
 	// servableBlocks is the most blocks one request may need: the whole
@@ -126,7 +127,7 @@ func newSimulator(cfg *Config) (*Simulator, error) {
 	// their table would index, so their blocks are not shared.
 	caching := cfg.Engine.EnablePrefixCaching && cfg.Model.NumSlidingLayers() == 0
 	dp := max(cfg.DP, 1)
-	for i := range cfg.Replicas {
+	for i := range cfg.instanceSlots() {
 		in := &instance{id: int32(i), lockstep: dp > 1 && cfg.Model.MoE != nil,
 			front: frontend{coef: cfg.Profile.Frontend, scale: orOne(cfg.Profile.Scale.Overhead)}}
 		for range dp {
@@ -159,6 +160,9 @@ func newSimulator(cfg *Config) (*Simulator, error) {
 		return nil, err
 	}
 	s.d = d
+	if cfg.Autoscale != nil {
+		s.as = newAutoscaler(s)
+	}
 	return s, nil
 }
 
@@ -170,6 +174,9 @@ func (s *Simulator) loop(ctx context.Context) error {
 		limit = DefaultMaxEvents
 	}
 	s.d.start()
+	if s.as != nil {
+		s.as.start()
+	}
 	if s.cfg.Report.Timeseries {
 		s.tickNext = nsPerSecond
 		s.push(event{t: s.tickNext, kind: evTick})
@@ -222,6 +229,8 @@ func (s *Simulator) loop(ctx context.Context) error {
 			}
 		case evTick:
 			s.tick(e.t)
+		case evScale, evReady:
+			s.as.handle(&e)
 		}
 		if s.err != nil {
 			return s.err
@@ -290,23 +299,28 @@ func (s *Simulator) engineArrival(r *request, t Time) {
 	s.kick(rp, t)
 }
 
-// route picks an instance for a new request.
+// route picks an instance for a new request (of those serving, with an
+// autoscaler).
 func (s *Simulator) route() *instance {
-	if len(s.insts) == 1 {
-		return s.insts[0]
+	insts := s.insts
+	if s.as != nil {
+		insts = s.as.routable()
+	}
+	if len(insts) == 1 {
+		return insts[0]
 	}
 	switch s.cfg.Router {
 	case RouterLeastOutstanding:
-		best := s.insts[0]
-		for _, in := range s.insts[1:] {
+		best := insts[0]
+		for _, in := range insts[1:] {
 			if in.outstanding() < best.outstanding() {
 				best = in
 			}
 		}
 		return best
 	case RouterLeastKV:
-		best := s.insts[0]
-		for _, in := range s.insts[1:] {
+		best := insts[0]
+		for _, in := range insts[1:] {
 			u, bu := in.kvUsage(), best.kvUsage()
 			if u < bu || (u == bu && in.outstanding() < best.outstanding()) {
 				best = in
@@ -314,7 +328,7 @@ func (s *Simulator) route() *instance {
 		}
 		return best
 	}
-	in := s.insts[s.rr%len(s.insts)]
+	in := insts[s.rr%len(insts)]
 	s.rr++
 	return in
 }

@@ -312,6 +312,12 @@ func writeReportTable(w io.Writer, sc *scenario.Scenario, res *scenario.Resolved
 			fmt.Fprintf(tw, "  %s %s\t%.1f ms (limit %.1f) %s\n", c.Metric, c.Quantile, c.ValueMS, c.LimitMS, mark)
 		}
 	}
+	if a := r.Autoscale; a != nil {
+		rs := a.ReplicaSeconds
+		fmt.Fprintf(tw, "Autoscale	%s at %g per replica, %d–%d replicas, scale-up delay %.0f s: %d started, %d removed, at most %d held; %.2f replica-hours (%.2f starting, %.2f serving, %.2f draining) over %.0f s\n",
+			a.Metric, a.Target, a.MinReplicas, a.MaxReplicas, a.ScaleUpDelayS, a.ScaleUps, a.ScaleDowns, a.PeakReplicas,
+			rs.Total/3600, rs.Starting/3600, rs.Serving/3600, rs.Draining/3600, a.EndS)
+	}
 	for _, st := range r.Stages {
 		load := fmt.Sprintf("%.2f req/s", st.RateRPS)
 		if st.Concurrency > 0 {

@@ -45,7 +45,8 @@ func charts(t *testing.T) []chart {
 		{"sweep_heatmap", func(w io.Writer) error { return plot.SweepHeatmap(w, sweep2Fixture(), "ttft_ms.p99") }, "Sweep: ttft_ms.p99 (ms) by engine.max_num_seqs × workload.arrival.rate_rps"},
 		{"sweep_line", func(w io.Writer) error { return plot.SweepHeatmap(w, sweep1Fixture(true), "") }, "Sweep: e2e_ms.p99 (ms) by engine.max_num_seqs"},
 		{"sweep_bars", func(w io.Writer) error { return plot.SweepHeatmap(w, sweep1Fixture(false), "ttft_ms.p99") }, "Sweep: ttft_ms.p99 (ms) by gpu"},
-		{"pareto", func(w io.Writer) error { return plot.Pareto(w, planFixture()) }, "Plan: cost per hour vs e2e_ms.p99"},
+		{"pareto", func(w io.Writer) error { return plot.Pareto(w, planFixture()) }, "Plan: cost vs ttft_ms.p99, 6 of 8 qualify"},
+		{"day", func(w io.Writer) error { return plot.Day(w, dayFixture()) }, "h100-sxm TP1 through the rate profile"},
 		{"load_search", func(w io.Writer) error { return plot.LoadSearch(w, loadFixture()) }, "Load search: max 13.75 req/s within the SLA"},
 	}
 }
@@ -239,7 +240,7 @@ func TestRenderPicksEachResultsChart(t *testing.T) {
 		{r.rep, "KV cache usage"},
 		{curveFixture(), "Throughput–latency curve"},
 		{sweep2Fixture(), "Sweep: e2e_ms.p99"},
-		{planFixture(), "Plan: cost per hour"},
+		{planFixture(), "Plan: cost vs"},
 		{loadFixture(), "Load search"},
 		{r.dists, "Time to first token"},
 	} {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 
 	"github.com/headroom-sim/headroom/catalogs"
 	"github.com/headroom-sim/headroom/hardware"
@@ -55,6 +56,8 @@ type Resolved struct {
 	Memory  memory.Profile
 	Setup   memory.Setup
 	Warning []string
+	// ColdStart is a new replica's scale-up delay (with autoscale).
+	ColdStart *ColdStart
 }
 
 // Resolve looks the scenario's ids up, fills vLLM's defaults, computes each
@@ -243,10 +246,20 @@ func (s *Scenario) Resolve(env Env) (*Resolved, error) {
 		// a sequence is not simply ceil(n / block_size).
 		cfg.BlockUnits = func(n int) int { return memory.BlocksForTokens(m, bs, n) }
 	}
-	if err := cfg.Validate(); err != nil {
+	res := &Resolved{Config: cfg, Memory: mp, Setup: setup}
+	if a := s.Autoscale; a != nil {
+		if sv.replicas != s.Replicas {
+			return nil, &FieldError{Field: "autoscale", Reason: "scales replicas, which expert_parallel without dp reads as data-parallel ranks: give dp"}
+		}
+		cs := a.ColdStartOf(mp.WeightsBytes, s.TP*sv.dp, m.NumLayers, steptime.CUDAGraphTokens(eng.MaxNumSeqs, eng.MaxNumBatchedTokens))
+		if res.Config.Autoscale, err = a.policy(cs); err != nil {
+			return nil, err
+		}
+		res.ColdStart = &cs
+	}
+	if err := res.Config.Validate(); err != nil {
 		return nil, err
 	}
-	res := &Resolved{Config: cfg, Memory: mp, Setup: setup}
 	if env.MaxRequests > 0 {
 		if n := s.EstimatedRequests(w); n > env.MaxRequests {
 			return res, fmt.Errorf("%w: about %d requests, the limit is %d", ErrTooLarge, n, env.MaxRequests)
@@ -303,7 +316,7 @@ func (s *Scenario) resolveWorkload(env Env) (sim.Workload, error) {
 	ws := &s.Workload
 	w := sim.Workload{
 		Requests: ws.Requests, Warmup: ws.WarmupRequests, Arrival: ws.Arrival, MaxConcurrency: ws.MaxConcurrency,
-		Stages: ws.Stages, SharedPrefix: ws.SharedPrefix, MultiTurn: ws.MultiTurn,
+		Stages: ws.LoadStages(0), SharedPrefix: ws.SharedPrefix, MultiTurn: ws.MultiTurn,
 	}
 	if t := ws.Trace; t != nil {
 		rc, err := open(env, "workload.trace.file", t.File)
@@ -355,4 +368,21 @@ func open(env Env, field, name string) (io.ReadCloser, error) {
 		return nil, &FieldError{Field: field, Reason: err.Error()}
 	}
 	return rc, nil
+}
+
+// LongestRequest is the most tokens, prompt and output together, one
+// request of the scenario's workload holds (sim.LongestRequest over the
+// requests it sends; a staged load's Poisson count is covered to ten
+// standard deviations above its mean). It reads the files the workload
+// references, nothing else.
+func (s *Scenario) LongestRequest(env Env) (int, error) {
+	w, err := s.resolveWorkload(env)
+	if err != nil {
+		return 0, err
+	}
+	n := s.EstimatedRequests(w)
+	if len(w.Stages) > 0 {
+		n += int(10*math.Sqrt(float64(n))) + 100
+	}
+	return sim.LongestRequest(&w, uint64(s.Workload.Seed), n+w.Warmup), nil
 }

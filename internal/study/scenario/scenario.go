@@ -48,6 +48,9 @@ type Scenario struct {
 	Workload    workload.Spec `yaml:"workload" json:"workload"`
 	SLA         *sim.SLA      `yaml:"sla" json:"sla,omitempty"`
 	Report      ReportSpec    `yaml:"report" json:"report"`
+	// Autoscale, when set, starts and drains replicas during the run
+	// (replicas serve at the start).
+	Autoscale *AutoscaleSpec `yaml:"autoscale" json:"autoscale,omitempty"`
 }
 
 // StepTimeSpec chooses the step-time backend.
@@ -107,10 +110,11 @@ func (s *Scenario) applyWorkloadDefaults() {
 	if w.Trace != nil {
 		return
 	}
-	if w.Arrival.IsZero() && len(w.Stages) == 0 {
+	staged := len(w.Stages) > 0 || len(w.RateProfile) > 0
+	if w.Arrival.IsZero() && !staged {
 		w.Arrival = defaultArrival
 	}
-	if w.Arrival.Type == "" && len(w.Stages) == 0 {
+	if w.Arrival.Type == "" && !staged {
 		// A rate alone means Poisson arrivals, a concurrency alone a closed loop.
 		switch {
 		case w.Arrival.RateRPS > 0 && w.Arrival.Concurrency == 0:
@@ -125,7 +129,7 @@ func (s *Scenario) applyWorkloadDefaults() {
 	if w.OutputTokens.IsZero() {
 		w.OutputTokens = defaultOutput
 	}
-	if w.Requests == 0 && len(w.Stages) == 0 {
+	if w.Requests == 0 && !staged {
 		w.Requests = DefaultRequests
 	}
 	if w.Seed == 0 {
@@ -163,13 +167,18 @@ func (s *Scenario) Validate() error {
 	if ws := &s.Workload; ws.Trace == nil {
 		// Times the simulator's clock cannot hold (the trace's are checked
 		// once it is read, in Resolve).
-		w := sim.Workload{Requests: ws.Requests, Arrival: ws.Arrival, MaxConcurrency: ws.MaxConcurrency, Stages: ws.Stages, MultiTurn: ws.MultiTurn}
+		w := sim.Workload{Requests: ws.Requests, Arrival: ws.Arrival, MaxConcurrency: ws.MaxConcurrency, Stages: ws.LoadStages(0), MultiTurn: ws.MultiTurn}
 		if err := w.ValidateTimes(); err != nil {
 			return err
 		}
 	}
 	if s.SLA != nil {
 		if err := validateSLA(s.SLA); err != nil {
+			return err
+		}
+	}
+	if s.Autoscale != nil {
+		if err := s.Autoscale.validate(s.Replicas); err != nil {
 			return err
 		}
 	}
