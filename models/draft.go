@@ -130,12 +130,14 @@ func (d *Drafter) WeightBytesPerGPU(tp, ep int) float64 {
 		}
 		b -= emb * act
 	}
+	// fc and eh_proj are replicated linears (whole on every GPU); the wide
+	// attention input is part of the tensor-parallel qkv projection.
 	h := float64(m.HiddenSize)
 	fc := float64(d.FCInputs*m.NumLayers+d.FirstFCInputs) * h * h
 	if d.WideQKV {
-		fc += h * float64(m.QDim()+2*m.NumKVHeads*m.HeadDim)
+		fc += h * float64(m.QDim()+2*m.NumKVHeads*m.HeadDim) / float64(max(tp, 1))
 	}
-	return b + fc*p.Weights.WeightBytes()/float64(max(tp, 1))
+	return b + fc*p.Weights.WeightBytes()
 }
 
 // KVBytesPerToken is the KV cache one token of a sequence takes in the
