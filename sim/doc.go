@@ -17,7 +17,8 @@
 // scheduler), kvcache.go and blockindex.go (blocks and prefix cache),
 // request.go, accounting.go (every request issued ends once, or is
 // reported unfinished), metrics.go, report.go and assemble.go (what a run
-// reports). handsim_test.go is a harness for runs small enough to work out
+// reports), speculative.go (speculative decoding: drafts, verification,
+// acceptance). handsim_test.go is a harness for runs small enough to work out
 // by hand (a fixed step time); the *_test.go files beside it check each
 // mechanism step by step with it.
 //
