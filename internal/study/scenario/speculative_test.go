@@ -327,3 +327,29 @@ func TestSpeculationCrossover(t *testing.T) {
 		})
 	}
 }
+
+// Data-parallel ranks of an MoE model step together; each rank's
+// proposer runs inside the group's step (the MoE drafter layers of MTP
+// exchange tokens like the target's).
+func TestSpeculativeDataParallel(t *testing.T) {
+	for _, c := range []struct {
+		model, gpu string
+		tp, dp     int
+		sp         engine.Speculative
+	}{
+		{"qwen3-30b-a3b", "h100-sxm", 1, 2, engine.Speculative{Method: engine.SpecEAGLE3, NumSpeculativeTokens: 2}},
+		{"deepseek-v3", "h200", 8, 2, engine.Speculative{Method: engine.SpecMTP, NumSpeculativeTokens: 1}},
+	} {
+		t.Run(c.model, func(t *testing.T) {
+			s := scenario.Default()
+			s.Model, s.GPU, s.TP, s.DP, s.ExpertParallel = c.model, c.gpu, c.tp, c.dp, true
+			s.Workload.Requests = 120
+			s.Engine.Speculative = &c.sp
+			_, rep, _ := run(t, s)
+			sp := rep.Speculative
+			if rep.Requests.Completed != rep.Requests.Total || sp.Drafts == 0 || !(sp.ProposerTimeRatio > 0) || sp.MeanAcceptanceLength <= 1 {
+				t.Errorf("requests %+v, speculative %+v", rep.Requests, sp)
+			}
+		})
+	}
+}
