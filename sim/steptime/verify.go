@@ -49,8 +49,8 @@ func (s *Model) GPUTime(b *models.Batch) float64 {
 }
 
 // GEMMTime is one m×k by k×n matmul in format (a models.Format*), from the
-// kernel tables where they cover it, else the formula; eager says the
-// step launches its kernels from the host (no CUDA graph).
+// kernel tables where they cover it, else the formula, launched from the
+// host (with its floor) when m rows exceed the CUDA-graph size.
 func (s *Model) GEMMTime(format string, m, n, k int) float64 {
 	if m <= 0 || n <= 0 || k <= 0 {
 		return 0
