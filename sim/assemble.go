@@ -36,6 +36,9 @@ func (s *Simulator) report() *Report {
 	if queries > 0 {
 		r.PrefixCacheHitRatio = round(float64(hits)/float64(queries), 4)
 	}
+	if s.spec != nil {
+		r.Speculative = s.spec.report(r.Simulation.Steps)
+	}
 	n := float64(s.servedRanks())
 	r.KVCache = KVUsage{NumGPUBlocks: cfg.NumGPUBlocks, PeakUsageRatio: round(peak/n, 4)}
 	if s.now > 0 {

@@ -60,6 +60,8 @@ type Config struct {
 	// NetworkRTTMS is the client–server round trip added to end-to-end
 	// TTFT and E2E.
 	NetworkRTTMS float64
+	// Speculative turns speculative decoding on (speculative.go; nil: off).
+	Speculative *Speculative
 
 	// Autoscale, when set, scales the replicas during the run
 	// (autoscale.go); Replicas then serve from the start.
@@ -174,6 +176,14 @@ func (c *Config) Validate() error {
 			return &hardware.FieldError{Field: "engine." + fe.Field, Reason: fe.Reason}
 		}
 		return err
+	}
+	if sp := c.Speculative; sp != nil {
+		if c.Engine.Scheduler == engine.SchedulerV0 {
+			return &hardware.FieldError{Field: "engine.speculative", Reason: "needs scheduler v1"}
+		}
+		if err := sp.validate(); err != nil {
+			return err
+		}
 	}
 	return c.validateTimes()
 }

@@ -18,7 +18,8 @@
 // request.go, accounting.go (every request issued ends once, or is
 // reported unfinished), autoscale.go (replicas started, drained and
 // billed by an autoscaling policy during the run), metrics.go, report.go and assemble.go (what a run
-// reports). handsim_test.go is a harness for runs small enough to work out
+// reports), speculative.go (speculative decoding: drafts, verification,
+// acceptance). handsim_test.go is a harness for runs small enough to work out
 // by hand (a fixed step time); the *_test.go files beside it check each
 // mechanism step by step with it.
 //

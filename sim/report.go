@@ -42,6 +42,8 @@ type Report struct {
 	Fluency             Fluency    `json:"fluency"`
 	// MaxRunning is the most requests one replica ran at once.
 	MaxRunning int `json:"max_running"`
+	// Speculative is speculative decoding's counts, when it is on.
+	Speculative *SpeculativeReport `json:"speculative,omitempty"`
 
 	GoodputRPS *float64   `json:"goodput_rps,omitempty"`
 	SLA        *SLAResult `json:"sla,omitempty"`

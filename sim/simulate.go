@@ -55,6 +55,8 @@ type Simulator struct {
 	// stepTime, if set, replaces the step-time model (tests: a fixed step
 	// time makes every timestamp computable by hand).
 	stepTime func(rp *replica) float64
+	// spec is speculative decoding (speculative.go; nil: off).
+	spec *specState
 }
 
 // Option adjusts a run.
@@ -148,6 +150,16 @@ func newSimulator(cfg *Config) (*Simulator, error) {
 			s.replicas = append(s.replicas, rp)
 		}
 		s.insts = append(s.insts, in)
+	}
+	if cfg.Speculative != nil {
+		sp, err := newSpecState(cfg)
+		if err != nil {
+			return nil, err
+		}
+		s.spec = sp
+		for _, rp := range s.replicas {
+			rp.lookahead = cfg.Speculative.Lookahead
+		}
 	}
 	s.servableBlocks = cfg.NumGPUBlocks
 	if cfg.Engine.Scheduler == engine.SchedulerV0 && !cfg.Engine.EnableChunkedPrefill {
@@ -351,6 +363,9 @@ func (s *Simulator) tryStart(rp *replica, t Time) {
 		compute = s.stepTime(rp)
 	} else {
 		compute = rp.model.StepTime(&rp.batch)
+		if s.spec != nil {
+			compute = s.spec.withProposer(rp, compute)
+		}
 	}
 	dt, err := stepClock(compute + rp.swapSec)
 	if err != nil {
@@ -399,6 +414,9 @@ func (s *Simulator) applyStep(rp *replica, t Time) {
 				r.engineFirst, r.serverFirst = t, begin
 			}
 			s.m.token(r, t, at(i)+half)
+			if s.spec != nil {
+				s.specDelivered(r, t)
+			}
 			if r.generated >= r.output {
 				anyDone = true
 			}

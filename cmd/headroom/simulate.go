@@ -298,6 +298,10 @@ func writeReportTable(w io.Writer, sc *scenario.Scenario, res *scenario.Resolved
 		100*r.KVCache.PeakUsageRatio, 100*r.KVCache.MeanUsageRatio, r.KVCache.NumGPUBlocks, r.Preemptions, 100*r.PrefixCacheHitRatio, r.MaxRunning)
 	fl := r.Fluency
 	fmt.Fprintf(tw, "Fluency\tITL CV %.2f, %d stalls > %.0f ms, longest %.0f ms\n", fl.ITLCV, fl.Stalls, fl.StallThresholdMS, fl.LongestStallMS)
+	if sp := r.Speculative; sp != nil {
+		fmt.Fprintf(tw, "Speculative\t%s, %d drafts: %.1f%% accepted (by position %s), mean acceptance length %.2f, %.2f tokens per request step, proposer %.1f%% of step time\n",
+			sp.Method, sp.NumSpeculativeTokens, 100*sp.AcceptanceRate, percents(sp.PerPositionAcceptanceRate), sp.MeanAcceptanceLength, sp.TokensPerRequestStep, 100*sp.ProposerTimeRatio)
+	}
 	if r.SLA != nil {
 		verdict := "MET"
 		if !r.SLA.Met {
@@ -327,4 +331,13 @@ func writeReportTable(w io.Writer, sc *scenario.Scenario, res *scenario.Resolved
 			st.Index, load, st.DurationS, st.Requests.Completed, st.TTFTMS.P50, st.TTFTMS.P99, st.TPOTMS.P50, st.TPOTMS.P99, st.Throughput.OutputTokensPerS)
 	}
 	tw.Flush()
+}
+
+// percents writes fractions as "80/59/42%".
+func percents(xs []float64) string {
+	parts := make([]string, len(xs))
+	for i, x := range xs {
+		parts[i] = fmt.Sprintf("%.0f", 100*x)
+	}
+	return strings.Join(parts, "/") + "%"
 }

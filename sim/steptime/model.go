@@ -184,10 +184,15 @@ func (s *Model) groupTokens(b *models.Batch) int {
 
 // StepTime is the step's wall time in seconds.
 func (s *Model) StepTime(b *models.Batch) float64 {
-	t := b.Tokens()
-	if t == 0 {
+	if b.Tokens() == 0 {
 		return 0
 	}
+	return s.total(s.gpuTime(b), s.CPUTime(b))
+}
+
+// gpuTime is the step's GPU time in seconds (b has tokens).
+func (s *Model) gpuTime(b *models.Batch) float64 {
+	t := b.Tokens()
 	gpu := s.memo(&s.memoTok, t, func(n int) float64 { return s.denseTime(n, nil) }) +
 		s.memo(&s.memoSamp, b.Sampled, func(n int) float64 { return s.sampledTime(n, s.eager(t), nil) }) +
 		s.attentionTime(b, nil)
@@ -200,7 +205,7 @@ func (s *Model) StepTime(b *models.Batch) float64 {
 			gpu += s.memo(&s.memoMoE, g, func(n int) float64 { return s.moeTime(n, false, nil) })
 		}
 	}
-	return s.total(gpu, s.CPUTime(b))
+	return gpu
 }
 
 // memo caches f(n) for n below the limit.

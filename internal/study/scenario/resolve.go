@@ -77,6 +77,7 @@ type serving struct {
 	moeTP    int
 	moeEP    int
 	db       *steptime.KernelDB
+	draft    *models.Drafter // speculative decoding's drafter (speculative.go)
 	setup    memory.Setup
 	mem      memory.Profile
 	prof     steptime.Profile
@@ -144,6 +145,13 @@ func (s *Scenario) resolveServing(env Env) (*serving, error) {
 	if s.TP > g.TPLimit() {
 		return nil, &FieldError{Field: "tp", Reason: fmt.Sprintf("%d exceeds the %d GPUs of one %s node", s.TP, g.TPLimit(), g.ID)}
 	}
+	draft, err := resolveDrafter(env, &eng, m, prec, s.TP)
+	if err != nil {
+		return nil, err
+	}
+	if draft != nil {
+		setup.DraftWeightsBytes, setup.DraftKVBytesPerToken = draft.WeightBytesPerGPU(s.TP, ep), draft.KVBytesPerToken(s.TP)
+	}
 	prof := steptime.DefaultProfile(g)
 	if s.Calibration != "" {
 		if env.Calibration == nil {
@@ -182,7 +190,7 @@ func (s *Scenario) resolveServing(env Env) (*serving, error) {
 		return nil, err
 	}
 	return &serving{model: m, gpu: g, prec: prec, eng: eng, ep: ep, dp: dp, moeTP: moeTP, moeEP: moeEP, replicas: replicas,
-		db: db, setup: setup, mem: mp, prof: prof}, nil
+		db: db, draft: draft, setup: setup, mem: mp, prof: prof}, nil
 }
 
 // kernelDB loads the measured kernels the step-time backend reads: none
@@ -246,7 +254,14 @@ func (s *Scenario) Resolve(env Env) (*Resolved, error) {
 		// a sequence is not simply ceil(n / block_size).
 		cfg.BlockUnits = func(n int) int { return memory.BlocksForTokens(m, bs, n) }
 	}
-	res := &Resolved{Config: cfg, Memory: mp, Setup: setup}
+	var warn []string
+	if sp, note := speculative(&eng, sv.draft); sp != nil {
+		cfg.Speculative = sp
+		if note != "" {
+			warn = append(warn, "engine.speculative.acceptance: "+note)
+		}
+	}
+	res := &Resolved{Config: cfg, Memory: mp, Setup: setup, Warning: warn}
 	if a := s.Autoscale; a != nil {
 		if sv.replicas != s.Replicas {
 			return nil, &FieldError{Field: "autoscale", Reason: "scales replicas, which expert_parallel without dp reads as data-parallel ranks: give dp"}
