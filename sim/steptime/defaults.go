@@ -38,6 +38,24 @@ var SiblingSystems = map[string]string{
 	"b200_sxm": "b300_sxm", "b300_sxm": "b200_sxm",
 }
 
+// PredecessorSystems maps a measured system to the previous generation's
+// measured system: Blackwell runs every kernel Hopper runs (the Triton and
+// Marlin paths compile for SM100 too) and vLLM picks its fastest MoE
+// backend, so a Blackwell fused-MoE layer is never slower than Hopper's
+// measured one (KernelDB.PredecessorMoE).
+var PredecessorSystems = map[string]string{
+	"b200_sxm": "h200_sxm", "b300_sxm": "h200_sxm",
+}
+
+// PredecessorUtilisationFormats are the MoE formats whose successor tables
+// time another kernel than the one vLLM serves with: on SM100 vLLM runs
+// mxfp4 experts on FlashInfer's TRT-LLM kernels, while the collector's
+// B200 mxfp4 rows sit 4-7x off the bandwidth roofline (slower than the
+// H200's rows in absolute time; measured gpt-oss-120b serving on B200
+// decodes about twice as fast as on H200). For these formats the bound is
+// the predecessor's utilisation on the successor's own peaks.
+var PredecessorUtilisationFormats = map[string]bool{"mxfp4": true}
+
 // measuredProfile returns the embedded fitted kernel profile of system,
 // with the host costs (HostCosts) laid over it.
 func measuredProfile(system string) (Profile, bool) {

@@ -52,6 +52,11 @@ type KernelDB struct {
 	// sibling's hardware, for its ideal times.
 	Sibling   *KernelDB
 	SiblingHW Hardware
+	// Predecessor is the previous generation's measured GPU
+	// (PredecessorSystems) and PredecessorHW its hardware: its fused-MoE
+	// utilisation bounds this GPU's MoE time from above.
+	Predecessor   *KernelDB
+	PredecessorHW Hardware
 }
 
 // NewKernelDB returns an empty database for system.

@@ -154,6 +154,32 @@ func (db *KernelDB) LookupMoE(k MoEKey, tokens int, hw Hardware) (float64, bool)
 	return moeEnvelope(c, k, tokens, hw), true
 }
 
+// PredecessorMoE bounds a fused-MoE time from above: the Predecessor's
+// measured time of configuration k (or of its nearest measured split,
+// carried by utilisation) at tokens — the older generation's kernel runs
+// on this GPU too, and no slower. For PredecessorUtilisationFormats the
+// bound is the predecessor's utilisation on hw's own peaks instead. ok is
+// false without a Predecessor or a measured shape there.
+func (db *KernelDB) PredecessorMoE(k MoEKey, tokens int, hw Hardware) (float64, bool) {
+	pd := db.Predecessor
+	if pd == nil || tokens < 1 {
+		return 0, false
+	}
+	src := k
+	if c := pd.moe[src]; c == nil || c.Len() == 0 {
+		var found bool
+		if src, found = pd.nearestSplit(k); !found {
+			return 0, false
+		}
+	}
+	measured := moeEnvelope(pd.moe[src], src, tokens, db.PredecessorHW)
+	on := db.PredecessorHW
+	if PredecessorUtilisationFormats[k.Format] {
+		on = hw
+	}
+	return measured * moeIdeal(k, tokens, on) / moeIdeal(src, tokens, db.PredecessorHW), true
+}
+
 // moeEnvelope is curve c of configuration k at tokens on hw, with the
 // utilisation envelope of LookupMoE.
 func moeEnvelope(c *Curve, k MoEKey, tokens int, hw Hardware) float64 {

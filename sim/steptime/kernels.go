@@ -276,23 +276,28 @@ func (s *Model) fusedMoE(k MoEKey, g int, w MoEWork, explain bool) (sec float64,
 		}
 		return sec, bound, src, 0
 	}
-	if t, ok := s.db.LookupMoE(k, g, s.hw); ok {
+	t, ok := s.db.LookupMoE(k, g, s.hw)
+	from, exact := "", ok && s.db.hasMoE(k, g)
+	if !ok {
+		t, from, ok = s.db.LookupMoETransfer(k, g, s.hw)
+	}
+	if p, pok := s.db.PredecessorMoE(k, g, s.hw); pok && (!ok || p < t) {
+		t, from, exact, ok = p, s.db.Predecessor.System+" (faster than this GPU's own rows)", false, true
+	}
+	if ok {
 		sec = s.scaleMeasured(t, bound) / s.prof.Scale.speed().Experts
 		if explain {
-			exact := s.db.hasMoE(k, g)
-			src = s.tableSource("moe/"+k.Format+" "+k.Routing, exact)
+			switch {
+			case from == "":
+				src = s.tableSource("moe/"+k.Format+" "+k.Routing, exact)
+			default:
+				src = fmt.Sprintf("table %s moe/%s %s, utilisation of %s", s.db.System, k.Format, k.Routing, from)
+			}
 			if exact {
 				measured = t
 			}
 		}
 		return sec, bound, src, measured
-	}
-	if t, from, ok := s.db.LookupMoETransfer(k, g, s.hw); ok {
-		sec = s.scaleMeasured(t, bound) / s.prof.Scale.speed().Experts
-		if explain {
-			src = fmt.Sprintf("table %s moe/%s %s, utilisation of %s", s.db.System, k.Format, k.Routing, from)
-		}
-		return sec, bound, src, 0
 	}
 	if explain {
 		src = s.formulaSource()

@@ -26,8 +26,9 @@ type Provider struct {
 	// Open opens a user directory (default os.DirFS).
 	Open func(dir string) (fs.FS, error)
 	// GPU returns the catalog GPU of a built-in system, for the family
-	// sibling's hardware (steptime.SiblingSystems); nil leaves built-in
-	// databases without a sibling.
+	// sibling's and the predecessor's hardware (steptime.SiblingSystems,
+	// steptime.PredecessorSystems); nil leaves built-in databases without
+	// either.
 	GPU func(system string) (*hardware.GPU, bool)
 
 	mu    sync.Mutex
@@ -60,6 +61,15 @@ func (p *Provider) Load(g *hardware.GPU, dir string) (*steptime.KernelDB, error)
 						return nil, err
 					}
 					db.Sibling, db.SiblingHW = sdb, steptime.NewHardware(g)
+				}
+			}
+			if pre, ok := steptime.PredecessorSystems[sys]; ok {
+				if g, ok := p.GPU(pre); ok {
+					pdb, err := p.load("builtin-only:"+pre, func() (*steptime.KernelDB, error) { return p.builtin(pre) })
+					if err != nil {
+						return nil, err
+					}
+					db.Predecessor, db.PredecessorHW = pdb, steptime.NewHardware(g)
 				}
 			}
 			return db, nil
