@@ -77,6 +77,9 @@ func (s *Simulator) report() *Report {
 	if cfg.Report.Timeseries {
 		r.Timeseries = m.series
 	}
+	if s.pd != nil {
+		s.pd.report(r)
+	}
 	return r
 }
 

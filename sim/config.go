@@ -61,6 +61,10 @@ type Config struct {
 	// TTFT and E2E.
 	NetworkRTTMS float64
 
+	// Disagg, when set, adds a prefill pool in front of the engines the
+	// fields above describe, which become the decode pool (disagg.go).
+	Disagg *Disaggregation
+
 	Workload Workload
 	SLA      *SLA
 	Report   ReportOptions
@@ -162,6 +166,11 @@ func (c *Config) Validate() error {
 			return &hardware.FieldError{Field: "engine." + fe.Field, Reason: fe.Reason}
 		}
 		return err
+	}
+	if c.Disagg != nil {
+		if err := c.Disagg.validate(c); err != nil {
+			return err
+		}
 	}
 	return c.validateTimes()
 }

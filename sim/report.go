@@ -46,6 +46,10 @@ type Report struct {
 	GoodputRPS *float64   `json:"goodput_rps,omitempty"`
 	SLA        *SLAResult `json:"sla,omitempty"`
 
+	// Disaggregation is the prefill and decode pools of a disaggregated
+	// run, its KV transfer and TTFT's parts.
+	Disaggregation *DisaggReport `json:"disaggregation,omitempty"`
+
 	Stages     []StageReport `json:"stages,omitempty"`
 	Timeseries []TimePoint   `json:"timeseries,omitempty"`
 

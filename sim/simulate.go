@@ -33,6 +33,7 @@ type Simulator struct {
 	rr       int
 	m        *metrics
 	d        *driver
+	pd       *disagg // nil without Config.Disagg
 	rtt      Time
 	units    func(int) int
 	// servableBlocks is the most blocks one request may need: the whole
@@ -159,6 +160,11 @@ func newSimulator(cfg *Config) (*Simulator, error) {
 		return nil, err
 	}
 	s.d = d
+	if cfg.Disagg != nil {
+		if s.pd, err = newDisagg(s); err != nil {
+			return nil, err
+		}
+	}
 	return s, nil
 }
 
@@ -204,6 +210,8 @@ func (s *Simulator) loop(ctx context.Context) error {
 			s.deliver(e.req, e.t)
 		case evEngine:
 			s.engineArrival(e.req, e.t)
+		case evPD:
+			s.pd.handle(&e)
 		case evStepEnd:
 			if e.replica < 0 {
 				s.groupStepEnd(s.insts[-1-e.replica], e.t)
@@ -254,6 +262,10 @@ func (s *Simulator) kick(rp *replica, t Time) {
 // instance (the router's choice) and through its API server, which passes
 // it to an engine rank when parsing and tokenisation are done.
 func (s *Simulator) deliver(r *request, t Time) {
+	if s.pd != nil {
+		s.pd.deliver(r, t) // to the prefill pool
+		return
+	}
 	in := s.route()
 	r.replica = in.id // the instance, until a rank takes it
 	in.pending++
@@ -325,6 +337,9 @@ func (s *Simulator) tryStart(rp *replica, t Time) {
 		return
 	}
 	ok := rp.schedule(t)
+	if rp.inst.pd != nil {
+		s.pd.afterSchedule(rp, t)
+	}
 	rp.noteUsage(t)
 	if !ok {
 		return
@@ -374,6 +389,9 @@ func (s *Simulator) applyStep(rp *replica, t Time) {
 		if r.computed == r.numTokens() {
 			rp.produced = append(rp.produced, r)
 		}
+	}
+	if rp.inst.pd != nil && s.pd.stepEnd(rp, t) {
+		return // a prefill rank: finished prompts left for the decode pool
 	}
 	anyDone := false
 	if len(rp.produced) > 0 {
