@@ -298,6 +298,7 @@ func writeReportTable(w io.Writer, sc *scenario.Scenario, res *scenario.Resolved
 		100*r.KVCache.PeakUsageRatio, 100*r.KVCache.MeanUsageRatio, r.KVCache.NumGPUBlocks, r.Preemptions, 100*r.PrefixCacheHitRatio, r.MaxRunning)
 	fl := r.Fluency
 	fmt.Fprintf(tw, "Fluency\tITL CV %.2f, %d stalls > %.0f ms, longest %.0f ms\n", fl.ITLCV, fl.Stalls, fl.StallThresholdMS, fl.LongestStallMS)
+	writeDisaggTable(tw, r)
 	if r.SLA != nil {
 		verdict := "MET"
 		if !r.SLA.Met {

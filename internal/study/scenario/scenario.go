@@ -48,6 +48,10 @@ type Scenario struct {
 	Workload    workload.Spec `yaml:"workload" json:"workload"`
 	SLA         *sim.SLA      `yaml:"sla" json:"sla,omitempty"`
 	Report      ReportSpec    `yaml:"report" json:"report"`
+	// Disaggregation, when set, serves with separate prefill and decode
+	// pools (disagg.go); gpu, tp, dp, replicas, router, calibration and
+	// engine are then the pools' defaults.
+	Disaggregation *DisaggregationSpec `yaml:"disaggregation" json:"disaggregation,omitempty"`
 }
 
 // StepTimeSpec chooses the step-time backend.
@@ -170,6 +174,11 @@ func (s *Scenario) Validate() error {
 	}
 	if s.SLA != nil {
 		if err := validateSLA(s.SLA); err != nil {
+			return err
+		}
+	}
+	if s.Disaggregation != nil {
+		if err := s.Disaggregation.validate(); err != nil {
 			return err
 		}
 	}
