@@ -63,6 +63,9 @@ func FuzzSimulateBody(f *testing.F) {
 		`{"model":"llama-3.1-8b","gpu":"h100-sxm","workload":{"stages":[{"duration_s":2,"rate_rps":5},{"duration_s":2,"concurrency":3}],"multi_turn":{"turns":2}}}`,
 		`{"model":"llama-3.1-8b","gpu":"h100-sxm","engine":{"scheduler":"v0","preemption_mode":"swap","max_num_seqs":2}}`,
 		`{"model":"llama-3.1-70b","gpu":"a100-80gb","tp":2}`, `{}`, `model: x`, `{"workload":[]}`,
+		`{"model":"llama-3.1-8b","gpu":"h100-sxm","workload":{"requests":40},"disaggregation":{"prefill":{"replicas":2,"engine":{"enable_prefix_caching":false}},"decode":{"gpu":"h200","router":"least_kv"},"kv_transfer":{"link":"infiniband-ndr","latency_us":50}}}`,
+		`{"model":"llama-3.1-8b","gpu":"h100-sxm","workload":{"requests":20},"disaggregation":{"decode":{"replicas":2},"kv_transfer":{"link":"nvlink4","overlap":"layerwise","bandwidth_gbps":0.5}}}`,
+		`{"model":"llama-3.1-8b","gpu":"h100-sxm","disaggregation":{"decode":{"tp":0,"dp":-1}}}`, `{"model":"llama-3.1-8b","gpu":"h100-sxm","disaggregation":null}`,
 	}, func(c *Config) {
 		c.Simulate.SyncMaxRequests = 300
 		c.Simulate.SyncTimeout = 2 * time.Second
@@ -77,6 +80,7 @@ func FuzzJobBody(f *testing.F) {
 		`{"kind":"sweep","params":{"scenario":{"model":"llama-3.1-8b","gpu":"h100-sxm"},"axes":[{"path":"engine.max_num_seqs","values":[16,64]},{"path":"gpu","values":["l40s","h100"]}]}}`,
 		`{"kind":"sweep","params":{"scenario":{},"list":true,"axes":[{"path":"workload.arrival.rate_rps","values":[1,2.5]},{"path":"replicas","values":[1,2]}]}}`,
 		`{"kind":"sweep","params":{"scenario":{"model":"llama-3.1-8b","gpu":"h100-sxm"},"axes":[{"path":"engine","values":[{"max_num_seqs":8}]}]}}`,
+		`{"kind":"sweep","params":{"scenario":{"model":"llama-3.1-8b","gpu":"h100-sxm","workload":{"requests":30}},"axes":[{"path":"disaggregation.decode.replicas","values":[1,2]},{"path":"disaggregation.prefill.gpu","values":["h100","h200"]}]}}`,
 		`{"kind":"plan","params":{"scenario":{"model":"llama-3.1-8b","gpu":"h100-sxm","sla":{"ttft_ms":{"p99":500}}},"gpus":["h100","l40s"],"tps":[1,2],"max_replicas":4,"price_per_gpu_hour_usd":{"l40s":1.1},"pareto_metric":"ttft_ms.p99"}}`,
 		`{"kind":"plan","params":{"scenario":{"model":"qwen2.5-7b","gpu":"l4","sla":{"e2e_ms":{"p50":9000}}},"configs":[{"gpu":"l4","tp":1,"replicas":2}],"skip_headroom":true}}`,
 		`{"kind":"curve","params":{"scenario":{"model":"llama-3.1-8b","gpu":"h100-sxm","sla":{"tpot_ms":{"p99":50}}},"rates_rps":[1,4,16],"step_duration_s":30}}`,
