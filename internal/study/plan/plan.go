@@ -42,13 +42,18 @@ type PlanSpec struct {
 	// ParetoMetric is the latency the Pareto front trades against cost
 	// (default "e2e_ms.p99").
 	ParetoMetric string `json:"pareto_metric,omitempty"`
+	// Disaggregation, when set, adds disaggregated prefill/decode
+	// candidates to the ranking (disagg.go).
+	Disaggregation *DisaggSearch `json:"disaggregation,omitempty"`
 }
 
-// Config is one cluster shape.
+// Config is one cluster shape: replicas of one GPU and TP, or (with
+// Disaggregation) a prefill and a decode pool.
 type Config struct {
-	GPU      string `json:"gpu"`
-	TP       int    `json:"tp"`
-	Replicas int    `json:"replicas"`
+	GPU            string       `json:"gpu,omitempty"`
+	TP             int          `json:"tp,omitempty"`
+	Replicas       int          `json:"replicas,omitempty"`
+	Disaggregation *DisaggShape `json:"disaggregation,omitempty"`
 }
 
 // Candidate is a simulated cluster shape.
@@ -75,11 +80,13 @@ type Candidate struct {
 	Pareto           bool   `json:"pareto"`
 }
 
-// Pruned is a GPU and TP that cannot serve the model at all.
+// Pruned is a GPU and TP (or a pair of pool types) that cannot serve the
+// model at all.
 type Pruned struct {
-	GPU    string `json:"gpu"`
-	TP     int    `json:"tp"`
-	Reason string `json:"reason"`
+	GPU            string       `json:"gpu"`
+	TP             int          `json:"tp"`
+	Disaggregation *DisaggShape `json:"disaggregation,omitempty"`
+	Reason         string       `json:"reason"`
 }
 
 // PlanResult ranks the clusters that meet the SLA.
@@ -148,7 +155,9 @@ func (r *Runner) Plan(ctx context.Context, spec PlanSpec, progress func(float64)
 	var pairs []pair
 	if len(spec.Configs) > 0 {
 		for _, c := range spec.Configs {
-			pairs = append(pairs, pair{c.GPU, max(c.TP, 1), max(c.Replicas, 1)})
+			if c.Disaggregation == nil {
+				pairs = append(pairs, pair{c.GPU, max(c.TP, 1), max(c.Replicas, 1)})
+			}
 		}
 	} else {
 		for _, g := range spec.GPUs {
@@ -160,8 +169,7 @@ func (r *Runner) Plan(ctx context.Context, spec PlanSpec, progress func(float64)
 	// Prune what cannot start before simulating anything.
 	var live []pair
 	for _, p := range pairs {
-		s := base
-		s.GPU, s.TP, s.Replicas = p.gpu, p.tp, 1
+		s := Config{GPU: p.gpu, TP: p.tp, Replicas: 1}.scenario(base)
 		if _, err := s.CheckFits(r.env()); err != nil {
 			var fe *scenario.FieldError
 			if errors.Is(err, memory.ErrDoesNotFit) || errors.As(err, &fe) {
@@ -172,28 +180,34 @@ func (r *Runner) Plan(ctx context.Context, spec PlanSpec, progress func(float64)
 		}
 		live = append(live, p)
 	}
-	if len(live) == 0 {
+	disagg, dpruned, err := r.disaggPairs(&spec, base)
+	if err != nil {
+		return nil, err
+	}
+	res.Pruned = append(res.Pruned, dpruned...)
+	if len(live)+len(disagg) == 0 {
 		return res, ErrNoCandidates
 	}
 
-	steps := len(live)
+	steps := len(live) + len(disagg)
 	if !spec.SkipHeadroom {
 		steps *= 2 // a replica search and a headroom search per candidate
 	}
 	prog := NewProgress(steps, progress)
 	var mu sync.Mutex
 	sims := 0
-	simulate := func(p pair, replicas int) (Candidate, error) {
-		s := base
-		s.GPU, s.TP, s.Replicas = p.gpu, p.tp, replicas
-		out := r.Run(ctx, s)
+	simulateShape := func(c Config) (Candidate, error) {
+		out := r.Run(ctx, c.scenario(base))
 		mu.Lock()
 		sims++
 		mu.Unlock()
 		if out.Err != nil {
 			return Candidate{}, out.Err
 		}
-		return r.candidate(spec, out, Config{p.gpu, p.tp, replicas})
+		return r.candidate(spec, out, c)
+	}
+	simulate := func(p pair, replicas int) (Candidate, error) {
+		return simulateShape(Config{GPU: p.gpu, TP: p.tp, Replicas: replicas})
 	}
 	type found struct {
 		met  *Candidate
@@ -261,15 +275,21 @@ func (r *Runner) Plan(ctx context.Context, spec PlanSpec, progress func(float64)
 			res.Missed = append(res.Missed, *f.miss)
 		}
 	}
+	if len(disagg) > 0 {
+		met, missed, err := r.planDisaggregated(ctx, &spec, disagg, prog, simulateShape)
+		if err != nil {
+			return nil, err
+		}
+		res.Candidates, res.Missed = append(res.Candidates, met...), append(res.Missed, missed...)
+	}
 	if !spec.SkipHeadroom {
-		for range len(live) - len(res.Candidates) {
+		for range len(live) + len(disagg) - len(res.Candidates) {
 			prog.Step() // no headroom search for what missed the SLA
 		}
 		parallel(ctx, len(res.Candidates), r.Workers, func(i int) {
 			defer prog.Step()
 			c := &res.Candidates[i]
-			s := base
-			s.GPU, s.TP, s.Replicas = c.GPU, c.TP, c.Replicas
+			s := c.Config.scenario(base)
 			if s.Workload.Requests > spec.HeadroomRequests {
 				s.Workload.Requests = spec.HeadroomRequests
 			}
@@ -293,12 +313,9 @@ func (r *Runner) Plan(ctx context.Context, spec PlanSpec, progress func(float64)
 // candidate summarises one simulated configuration.
 func (r *Runner) candidate(spec PlanSpec, out Outcome, cfg Config) (Candidate, error) {
 	rep := out.Report
-	g := out.Resolved.Config.GPU
-	c := Candidate{Config: cfg, GPUs: cfg.TP * cfg.Replicas, PricePerGPUHourUSD: g.PricePerGPUHourUSD}
-	if p, ok := spec.PricePerGPUHourUSD[g.ID]; ok {
-		c.PricePerGPUHourUSD = p
-	}
-	c.CostPerHourUSD = float64(c.GPUs) * c.PricePerGPUHourUSD
+	c := Candidate{Config: cfg}
+	c.GPUs, c.CostPerHourUSD = clusterCost(&spec, out.Resolved)
+	c.PricePerGPUHourUSD = c.CostPerHourUSD / float64(max(c.GPUs, 1))
 	c.TTFTP99MS, c.TPOTP99MS, c.E2EP99MS = rep.TTFTMS.P99, rep.TPOTMS.P99, rep.E2EMS.P99
 	c.ThroughputRPS, c.OutputTokensPerS = rep.Throughput.RequestsPerS, rep.Throughput.OutputTokensPerS
 	if c.OutputTokensPerS > 0 {

@@ -1,0 +1,177 @@
+package plan
+
+import (
+	"context"
+	"encoding/json"
+	"math"
+	"slices"
+	"testing"
+
+	"github.com/headroom-sim/headroom/internal/study/scenario"
+	"github.com/headroom-sim/headroom/sim"
+	"github.com/headroom-sim/headroom/sim/workload"
+)
+
+// longPrompts is a prefill-heavy workload with an SLA on both phases.
+func longPrompts(requests int) scenario.Scenario {
+	s := small(requests)
+	s.Workload.Arrival.RateRPS = 6
+	s.Workload.InputTokens = workload.LengthSpec{Type: workload.LengthFixed, Value: 3000}
+	s.Workload.OutputTokens = workload.LengthSpec{Type: workload.LengthFixed, Value: 128}
+	s.Engine.MaxModelLen = 4096
+	s.SLA = &sim.SLA{TTFTMS: map[string]float64{"p99": 600}, TPOTMS: map[string]float64{"p99": 12}}
+	return s
+}
+
+func TestConfigScenario(t *testing.T) {
+	base := longPrompts(10)
+	lat := 3.0
+	base.Disaggregation = &scenario.DisaggregationSpec{
+		Prefill:    scenario.PoolSpec{Router: sim.RouterLeastOutstanding},
+		KVTransfer: scenario.KVTransferSpec{Link: "roce-400", LatencyUS: &lat},
+	}
+	agg := Config{GPU: "h200", TP: 2, Replicas: 3}.scenario(base)
+	if agg.GPU != "h200" || agg.TP != 2 || agg.Replicas != 3 || agg.Disaggregation != nil {
+		t.Errorf("aggregated shape: %s tp%d ×%d, disaggregation %+v", agg.GPU, agg.TP, agg.Replicas, agg.Disaggregation)
+	}
+	sh := DisaggShape{Prefill: PoolShape{"h100-sxm", 1, 2}, Decode: PoolShape{"h200", 2, 1}}
+	d := Config{Disaggregation: &sh}.scenario(base)
+	p, q := d.Pool(scenario.PoolPrefill), d.Pool(scenario.PoolDecode)
+	if p.GPU != "h100-sxm" || p.TP != 1 || p.Replicas != 2 || p.Router != sim.RouterLeastOutstanding || q.GPU != "h200" || q.TP != 2 || q.Replicas != 1 {
+		t.Errorf("pools: prefill %s tp%d ×%d %s, decode %s tp%d ×%d", p.GPU, p.TP, p.Replicas, p.Router, q.GPU, q.TP, q.Replicas)
+	}
+	if k := d.Disaggregation.KVTransfer; k.Link != "roce-400" || *k.LatencyUS != 3 {
+		t.Errorf("the scenario's link settings were lost: %+v", k)
+	}
+	if base.Disaggregation.Prefill.GPU != "" {
+		t.Error("the base scenario was changed")
+	}
+}
+
+// The plan ranks disaggregated clusters (homogeneous and H100 prefill
+// with H200 decode) with the aggregated ones, and each disaggregated
+// candidate's pools are the fewest: one fewer replica in either pool
+// misses the SLA.
+func TestPlanDisaggregatedCandidates(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a plan of many simulations: run without -short")
+	}
+	r := runner(t)
+	base := longPrompts(600)
+	base.Workload.Arrival.RateRPS = 14
+	spec := PlanSpec{Scenario: base, GPUs: []string{"h100-sxm"}, TPs: []int{1}, MaxReplicas: 6, SkipHeadroom: true,
+		Disaggregation: &DisaggSearch{DecodeGPUs: []string{"h100-sxm", "h200"}}}
+	res, err := r.Plan(context.Background(), spec, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var agg, dis []Candidate
+	for _, c := range res.Candidates {
+		if c.Disaggregation == nil {
+			agg = append(agg, c)
+		} else {
+			dis = append(dis, c)
+		}
+	}
+	if len(agg) != 1 || len(dis) != 2 {
+		t.Fatalf("%d aggregated and %d disaggregated candidates, want 1 and 2: %+v (missed %+v)", len(agg), len(dis), res.Candidates, res.Missed)
+	}
+	for i, c := range res.Candidates {
+		if i > 0 && c.CostPerHourUSD < res.Candidates[i-1].CostPerHourUSD {
+			t.Error("candidates are not ranked by cost together")
+		}
+	}
+	cat := r.Env.Catalog
+	for _, c := range dis {
+		sh := c.Disaggregation
+		pg, _ := cat.GPU(sh.Prefill.GPU)
+		dg, _ := cat.GPU(sh.Decode.GPU)
+		gpus := sh.Prefill.Replicas + sh.Decode.Replicas
+		cost := float64(sh.Prefill.Replicas)*pg.PricePerGPUHourUSD + float64(sh.Decode.Replicas)*dg.PricePerGPUHourUSD
+		if !c.MeetsSLA || c.GPUs != gpus || math.Abs(c.CostPerHourUSD-cost) > 1e-9 {
+			t.Errorf("%s: meets %v, %d GPUs $%.2f/h; want met, %d GPUs, $%.2f/h", sh, c.MeetsSLA, c.GPUs, c.CostPerHourUSD, gpus, cost)
+		}
+		for _, fewer := range []DisaggShape{
+			{Prefill: PoolShape{sh.Prefill.GPU, 1, sh.Prefill.Replicas - 1}, Decode: sh.Decode},
+			{Prefill: sh.Prefill, Decode: PoolShape{sh.Decode.GPU, 1, sh.Decode.Replicas - 1}},
+		} {
+			if fewer.Prefill.Replicas < 1 || fewer.Decode.Replicas < 1 {
+				continue
+			}
+			out := r.Run(context.Background(), Config{Disaggregation: &fewer}.scenario(base))
+			if out.Err != nil {
+				t.Fatal(out.Err)
+			}
+			if out.Report.SLA.Met {
+				t.Errorf("%s meets the SLA with fewer replicas than %s", &fewer, sh)
+			}
+		}
+		t.Logf("%s: $%.2f/h, TTFT p99 %.0f ms, TPOT p99 %.1f ms", sh, c.CostPerHourUSD, c.TTFTP99MS, c.TPOTP99MS)
+	}
+	t.Logf("aggregated %s tp%d ×%d: $%.2f/h, TTFT p99 %.0f ms, TPOT p99 %.1f ms", agg[0].GPU, agg[0].TP, agg[0].Replicas, agg[0].CostPerHourUSD, agg[0].TTFTP99MS, agg[0].TPOTP99MS)
+}
+
+// Given shapes run as they are, and pairs that cannot start are pruned
+// with their shape.
+func TestPlanDisaggregatedShapesAndPruning(t *testing.T) {
+	r := runner(t)
+	s := longPrompts(100)
+	s.Model = "llama-3.1-70b"
+	s.SLA = &sim.SLA{E2EMS: map[string]float64{"p99": 1e6}}
+	sh := DisaggShape{Prefill: PoolShape{"h100-sxm", 4, 1}, Decode: PoolShape{"h200", 2, 1}}
+	bad := DisaggShape{Prefill: PoolShape{"l4", 1, 1}, Decode: PoolShape{"h200", 2, 1}}
+	res, err := r.Plan(context.Background(), PlanSpec{Scenario: s, Configs: []Config{{Disaggregation: &sh}, {Disaggregation: &bad}}, SkipHeadroom: true}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Candidates) != 1 || *res.Candidates[0].Disaggregation != sh || res.Candidates[0].GPUs != 6 {
+		t.Errorf("candidates %+v, want the given shape on 6 GPUs", res.Candidates)
+	}
+	if len(res.Pruned) != 1 || res.Pruned[0].Disaggregation == nil || *res.Pruned[0].Disaggregation != bad {
+		t.Errorf("pruned %+v, want the L4 prefill pool", res.Pruned)
+	}
+}
+
+// A sweep may mix aggregated and disaggregated points: every figure is
+// in its own column, and a point without it has null there.
+func TestSweepAlignsDisaggregatedColumns(t *testing.T) {
+	r := runner(t)
+	base := longPrompts(60)
+	res, err := r.Sweep(context.Background(), SweepSpec{Scenario: base, Axes: []Axis{
+		{Path: "disaggregation", Values: []any{nil, map[string]any{"decode": map[string]any{"gpu": "h200"}}}},
+	}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Points) != 2 || res.Points[0].Error != "" || res.Points[1].Error != "" {
+		t.Fatalf("points %+v", res.Points)
+	}
+	col := func(name string) int {
+		i := slices.Index(res.Columns, name)
+		if i < 0 {
+			t.Fatalf("no column %s", name)
+		}
+		return i
+	}
+	x, ttft := col("disaggregation.kv_transfer.transfers"), col("ttft_ms.p99")
+	if !math.IsNaN(res.Points[0].Metrics[x]) || res.Points[1].Metrics[x] != 60 {
+		t.Errorf("transfers: aggregated %g, disaggregated %g; want NaN and 60", res.Points[0].Metrics[x], res.Points[1].Metrics[x])
+	}
+	for i, sc := range []scenario.Scenario{base, Config{Disaggregation: &DisaggShape{Prefill: PoolShape{"h100-sxm", 1, 1}, Decode: PoolShape{"h200", 1, 1}}}.scenario(base)} {
+		out := r.Run(context.Background(), sc)
+		if out.Err != nil {
+			t.Fatal(out.Err)
+		}
+		if got := res.Points[i].Metrics[ttft]; got != out.Report.TTFTMS.P99 {
+			t.Errorf("point %d: ttft_ms.p99 column %g, the run's %g", i, got, out.Report.TTFTMS.P99)
+		}
+	}
+	b, err := json.Marshal(res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back SweepResult
+	if err := json.Unmarshal(b, &back); err != nil || !math.IsNaN(back.Points[0].Metrics[x]) || back.Points[1].Metrics[x] != 60 {
+		t.Errorf("JSON round trip: %v, %v", err, back.Points)
+	}
+}
