@@ -86,7 +86,9 @@ func (d *DisaggregationSpec) validate() error {
 		}
 	}
 	k := &d.KVTransfer
-	fe := func(f, reason string) error { return &FieldError{Field: "disaggregation.kv_transfer." + f, Reason: reason} }
+	fe := func(f, reason string) error {
+		return &FieldError{Field: "disaggregation.kv_transfer." + f, Reason: reason}
+	}
 	switch {
 	case !(k.BandwidthGBps >= 0 && k.BandwidthGBps <= sim.MaxKVLinkGBps):
 		return fe("bandwidth_gbps", fmt.Sprintf("%g is not in (0, %g] GB/s (0 = the link's)", k.BandwidthGBps, float64(sim.MaxKVLinkGBps)))
@@ -237,7 +239,9 @@ func (s *Scenario) kvLink(pre, dec *hardware.GPU, preGPUs, decGPUs int) (*hardwa
 	if err != nil {
 		return nil, err
 	}
-	fe := func(reason string) error { return &FieldError{Field: "disaggregation.kv_transfer.link", Reason: reason} }
+	fe := func(reason string) error {
+		return &FieldError{Field: "disaggregation.kv_transfer.link", Reason: reason}
+	}
 	l, err := links.Get(id)
 	if err != nil {
 		return nil, fe(err.Error())
