@@ -1,6 +1,8 @@
 package api
 
 import (
+	"bytes"
+	"context"
 	"net/http"
 	"testing"
 )
@@ -63,5 +65,53 @@ func TestSimulateDisaggregatedErrors(t *testing.T) {
 		if len(p.Errors) == 0 || p.Errors[0].Field != c.field {
 			t.Errorf("problem %+v, want field %s", p, c.field)
 		}
+	}
+}
+
+// A plan job searches disaggregated clusters beside the aggregated ones
+// and ranks them together; GPU aliases name catalog ids.
+func TestPlanJobDisaggregated(t *testing.T) {
+	s := newTestServer(t, nil)
+	s.jobs.Start()
+	defer s.jobs.Shutdown(context.Background())
+	h := s.Handler()
+	v := submit(t, h, "plan", `{"scenario":`+smallSLA+`,"gpus":["h100"],"tps":[1],"max_replicas":2,"skip_headroom":true,
+	  "disaggregation":{"decode_gpus":["H200"],"shapes":[{"prefill":{"gpu":"h100","replicas":1},"decode":{"gpu":"h100","replicas":1}}]}}`)
+	got := waitFinal(t, s.jobs, v.ID)
+	if got.State != JobSucceeded {
+		t.Fatalf("job: %+v (error %+v)", got, got.Error)
+	}
+	r := do(t, h, "GET", "/v1/jobs/"+v.ID, "")
+	var res struct {
+		Result struct {
+			Candidates []struct {
+				GPU            string `json:"gpu"`
+				GPUs           int    `json:"gpus"`
+				Disaggregation *struct {
+					Prefill, Decode struct {
+						GPU      string `json:"gpu"`
+						Replicas int    `json:"replicas"`
+					}
+				} `json:"disaggregation"`
+			} `json:"candidates"`
+		} `json:"result"`
+	}
+	mustJSON(t, r.body, &res)
+	var agg, dis int
+	for _, c := range res.Result.Candidates {
+		if d := c.Disaggregation; d != nil {
+			dis++
+			if d.Prefill.GPU != "h100-sxm" || (d.Decode.GPU != "h200" && d.Decode.GPU != "h100-sxm") || c.GPUs != d.Prefill.Replicas+d.Decode.Replicas {
+				t.Errorf("disaggregated candidate %+v on %d GPUs", d, c.GPUs)
+			}
+		} else if c.GPU == "h100-sxm" {
+			agg++
+		}
+	}
+	if agg != 1 || dis != 1 {
+		t.Errorf("%d aggregated and %d disaggregated candidates, want 1 and 1 (the given shape; a search runs only without shapes): %s", agg, dis, r.body)
+	}
+	if r := getAccept(t, h, "/v1/jobs/"+v.ID, "image/svg+xml"); r.status != http.StatusOK || !bytes.Contains(r.body, []byte("P h100-sxm×1×1 + D h100-sxm×1×1")) {
+		t.Errorf("the Pareto chart does not name the disaggregated shape: HTTP %d", r.status)
 	}
 }

@@ -82,4 +82,6 @@ func (ic *Interconnects) Get(name string) (*hardware.Interconnect, error) {
 }
 
 // All lists the links in file order.
-func (ic *Interconnects) All() []*hardware.Interconnect { return append([]*hardware.Interconnect(nil), ic.order...) }
+func (ic *Interconnects) All() []*hardware.Interconnect {
+	return append([]*hardware.Interconnect(nil), ic.order...)
+}

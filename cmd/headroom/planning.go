@@ -108,7 +108,7 @@ func runSweep(ctx context.Context, e *env, args []string) error {
 	var list bool
 	fs := newFlagSet("sweep")
 	p.register(fs, "table|csv|json")
-	fs.Var(&axes, "axis", "swept field and values: --axis engine.max_num_seqs=32,64,128 (repeatable; values in YAML syntax)")
+	fs.Var(&axes, "axis", "swept field and values: --axis engine.max_num_seqs=32,64,128 (repeatable; values in YAML syntax, mappings too: --axis 'disaggregation=null,{decode: {gpu: h200}}')")
 	fs.BoolVar(&list, "list", false, "pair the axes' values index by index instead of crossing them")
 	r, sc, err := p.parse(e, fs, args, "table", "csv", "json")
 	if err != nil {
@@ -124,7 +124,7 @@ func runSweep(ctx context.Context, e *env, args []string) error {
 			return usagef("--axis: %q is not path=v1,v2,...", a)
 		}
 		ax := plan.Axis{Path: path}
-		for _, v := range strings.Split(vals, ",") {
+		for _, v := range splitValues(vals) {
 			o, err := scenario.ParseOverride(path + "=" + v)
 			if err != nil {
 				return usagef("--axis %s: %v", path, err)
@@ -141,6 +141,28 @@ func runSweep(ctx context.Context, e *env, args []string) error {
 		writeSweepTable(w, res)
 		return nil
 	})
+}
+
+// splitValues splits an --axis list at its top-level commas, so that a
+// value may be a YAML mapping or sequence with commas of its own
+// ("null,{prefill: {replicas: 1}, decode: {replicas: 2}}").
+func splitValues(s string) []string {
+	var out []string
+	depth, start := 0, 0
+	for i, c := range s {
+		switch c {
+		case '{', '[':
+			depth++
+		case '}', ']':
+			depth--
+		case ',':
+			if depth == 0 {
+				out = append(out, s[start:i])
+				start = i + 1
+			}
+		}
+	}
+	return append(out, s[start:])
 }
 
 // sweepColumns are the metrics the sweep table shows.
@@ -181,6 +203,7 @@ func runPlan(ctx context.Context, e *env, args []string) error {
 	var maxReplicas int
 	var noHeadroom bool
 	var pareto string
+	var dis disaggFlags
 	fs := newFlagSet("plan")
 	p.register(fs, "table|json")
 	fs.StringVar(&gpus, "gpus", "", "candidate GPU ids, comma-separated (default: the whole catalog)")
@@ -189,6 +212,7 @@ func runPlan(ctx context.Context, e *env, args []string) error {
 	fs.Var(&prices, "price", "override a GPU's price: --price h100-sxm=2.10 (USD per GPU-hour; repeatable)")
 	fs.BoolVar(&noHeadroom, "no-headroom", false, "skip the headroom search of each candidate")
 	fs.StringVar(&pareto, "pareto-metric", "e2e_ms.p99", "latency the Pareto front trades against cost")
+	dis.register(fs)
 	r, sc, err := p.parse(e, fs, args, "table", "json")
 	if err != nil {
 		return err
@@ -218,6 +242,9 @@ func runPlan(ctx context.Context, e *env, args []string) error {
 		}
 		spec.PricePerGPUHourUSD[g.ID] = f
 	}
+	if spec.Disaggregation, err = dis.search(r.Env.Catalog); err != nil {
+		return err
+	}
 	res, err := r.Plan(ctx, spec, progressBar(e.stderr, p.progress, "plan"))
 	if errors.Is(err, plan.ErrNoCandidates) {
 		return &infeasibleError{"no candidate configuration fits the model; see pruned"}
@@ -240,13 +267,18 @@ func writePlanTable(w io.Writer, res *plan.PlanResult) {
 		if c.Pareto {
 			mark = "*"
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%d\t%d\t%d\t%.2f\t%.3f\t%.0f\t%.1f\t%.0f\t%.2fx\t%s\t%s\t\n", i+1, c.GPU, c.TP, c.Replicas, c.GPUs, c.CostPerHourUSD, c.CostPerMillionOutputTokensUSD,
+		gpu, tp, replicas := shapeCells(c.Config)
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%d\t%.2f\t%.3f\t%.0f\t%.1f\t%.0f\t%.2fx\t%s\t%s\t\n", i+1, gpu, tp, replicas, c.GPUs, c.CostPerHourUSD, c.CostPerMillionOutputTokensUSD,
 			c.TTFTP99MS, c.TPOTP99MS, c.OutputTokensPerS, c.Headroom, c.HeadroomLimiting, mark)
 	}
 	tw.Flush()
 	if len(res.Missed) > 0 {
 		fmt.Fprintf(w, "\nMissed the SLA even at the most replicas tried:")
 		for _, c := range res.Missed {
+			if d := c.Disaggregation; d != nil {
+				fmt.Fprintf(w, " [%s]", d)
+				continue
+			}
 			fmt.Fprintf(w, " %s×tp%d×%d", c.GPU, c.TP, c.Replicas)
 		}
 		fmt.Fprintln(w)
@@ -256,6 +288,10 @@ func writePlanTable(w io.Writer, res *plan.PlanResult) {
 		for i, p := range res.Pruned {
 			if i > 0 {
 				fmt.Fprint(w, ", ")
+			}
+			if d := p.Disaggregation; d != nil {
+				fmt.Fprintf(w, "[P %s tp%d + D %s tp%d]", d.Prefill.GPU, d.Prefill.TP, d.Decode.GPU, d.Decode.TP)
+				continue
 			}
 			fmt.Fprintf(w, "%s tp%d", p.GPU, p.TP)
 		}

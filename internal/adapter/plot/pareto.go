@@ -39,8 +39,15 @@ func paretoMetric(cs []plan.Candidate) string {
 	return "Pareto latency"
 }
 
-// ConfigLabel names a cluster shape as gpu×tp×replicas.
-func ConfigLabel(c plan.Config) string { return fmt.Sprintf("%s×%d×%d", c.GPU, c.TP, c.Replicas) }
+// ConfigLabel names a cluster shape as gpu×tp×replicas (each pool of a
+// disaggregated one, P for prefill and D for decode).
+func ConfigLabel(c plan.Config) string {
+	if d := c.Disaggregation; d != nil {
+		// P: prefill pool, D: decode pool.
+		return fmt.Sprintf("P %s×%d×%d + D %s×%d×%d", d.Prefill.GPU, d.Prefill.TP, d.Prefill.Replicas, d.Decode.GPU, d.Decode.TP, d.Decode.Replicas)
+	}
+	return fmt.Sprintf("%s×%d×%d", c.GPU, c.TP, c.Replicas)
+}
 
 // Pareto draws a plan's candidates by cost per hour and latency (the
 // metric the plan's front trades, e2e_ms.p99 by default): the clusters on

@@ -45,6 +45,9 @@ func charts(t *testing.T) []chart {
 		{"sweep_heatmap", func(w io.Writer) error { return plot.SweepHeatmap(w, sweep2Fixture(), "ttft_ms.p99") }, "Sweep: ttft_ms.p99 (ms) by engine.max_num_seqs × workload.arrival.rate_rps"},
 		{"sweep_line", func(w io.Writer) error { return plot.SweepHeatmap(w, sweep1Fixture(true), "") }, "Sweep: e2e_ms.p99 (ms) by engine.max_num_seqs"},
 		{"sweep_bars", func(w io.Writer) error { return plot.SweepHeatmap(w, sweep1Fixture(false), "ttft_ms.p99") }, "Sweep: ttft_ms.p99 (ms) by gpu"},
+		{"sweep_lines", func(w io.Writer) error {
+			return plot.SweepLines(w, sweep2Fixture(), "", "ttft_ms.p99", "throughput.output_tokens_per_s")
+		}, "Sweep: by engine.max_num_seqs, one line per workload.arrival.rate_rps"},
 		{"pareto", func(w io.Writer) error { return plot.Pareto(w, planFixture()) }, "Plan: cost per hour vs e2e_ms.p99"},
 		{"load_search", func(w io.Writer) error { return plot.LoadSearch(w, loadFixture()) }, "Load search: max 13.75 req/s within the SLA"},
 	}
@@ -168,6 +171,30 @@ func TestSweepHeatmapRejectsBadInput(t *testing.T) {
 	s.Axes = append(s.Axes, "tp")
 	if err := plot.SweepHeatmap(&buf, s, ""); err == nil || !strings.Contains(err.Error(), "1 or 2 axes") {
 		t.Errorf("three axes: %v", err)
+	}
+	if buf.Len() != 0 {
+		t.Errorf("wrote %d bytes on error", buf.Len())
+	}
+}
+
+func TestSweepLinesRejectsBadInput(t *testing.T) {
+	var buf bytes.Buffer
+	for _, c := range []struct {
+		name string
+		s    *plan.SweepResult
+		m    []string
+		msg  string
+	}{
+		{"one axis", sweep1Fixture(true), nil, "want 2 axes"},
+		{"unknown metric", sweep2Fixture(), []string{"ttft_ms.p99", "nope"}, `unknown metric "nope"`},
+		{"categorical first axis", &plan.SweepResult{Axes: []string{"gpu", "tp"}, Columns: []string{"e2e_ms.p99"},
+			Points: []plan.SweepPoint{{Values: []any{"h100", 1}, Metrics: []float64{3}}}}, nil, "is not a number"},
+		{"no values", &plan.SweepResult{Axes: []string{"tp", "gpu"}, Columns: []string{"e2e_ms.p99"},
+			Points: []plan.SweepPoint{{Values: []any{1, "h100"}, Error: "does not fit"}}}, nil, "no point has e2e_ms.p99"},
+	} {
+		if err := plot.SweepLines(&buf, c.s, "", c.m...); err == nil || !strings.Contains(err.Error(), c.msg) {
+			t.Errorf("%s: %v, want %q", c.name, err, c.msg)
+		}
 	}
 	if buf.Len() != 0 {
 		t.Errorf("wrote %d bytes on error", buf.Len())

@@ -57,11 +57,11 @@ type DisaggSearch struct {
 // MaxDisaggPairs bounds the pool-type pairs one plan searches.
 const MaxDisaggPairs = 256
 
-// scenario returns base as the cluster shape c serves it: an aggregated
+// Scenario returns base as the cluster shape c serves it: an aggregated
 // shape on the scenario's own fields (without disaggregation), a
 // disaggregated one in its pools (with the scenario's disaggregation
 // settings, if any: link, routers, pool engines).
-func (c Config) scenario(base scenario.Scenario) scenario.Scenario {
+func (c Config) Scenario(base scenario.Scenario) scenario.Scenario {
 	s := base
 	if c.Disaggregation == nil {
 		s.GPU, s.TP, s.Replicas, s.Disaggregation = c.GPU, c.TP, c.Replicas, nil
@@ -157,7 +157,7 @@ func (r *Runner) disaggPairs(spec *PlanSpec, base scenario.Scenario) (live []Con
 		probe := sh
 		probe.Prefill.Replicas, probe.Decode.Replicas = max(sh.Prefill.Replicas, 1), max(sh.Decode.Replicas, 1)
 		c := Config{Disaggregation: &probe}
-		s := c.scenario(base)
+		s := c.Scenario(base)
 		if _, err := s.CheckFits(r.env()); err != nil {
 			var fe *scenario.FieldError
 			if errors.Is(err, memory.ErrDoesNotFit) || errors.As(err, &fe) {

@@ -30,12 +30,12 @@ func TestConfigScenario(t *testing.T) {
 		Prefill:    scenario.PoolSpec{Router: sim.RouterLeastOutstanding},
 		KVTransfer: scenario.KVTransferSpec{Link: "roce-400", LatencyUS: &lat},
 	}
-	agg := Config{GPU: "h200", TP: 2, Replicas: 3}.scenario(base)
+	agg := Config{GPU: "h200", TP: 2, Replicas: 3}.Scenario(base)
 	if agg.GPU != "h200" || agg.TP != 2 || agg.Replicas != 3 || agg.Disaggregation != nil {
 		t.Errorf("aggregated shape: %s tp%d ×%d, disaggregation %+v", agg.GPU, agg.TP, agg.Replicas, agg.Disaggregation)
 	}
 	sh := DisaggShape{Prefill: PoolShape{"h100-sxm", 1, 2}, Decode: PoolShape{"h200", 2, 1}}
-	d := Config{Disaggregation: &sh}.scenario(base)
+	d := Config{Disaggregation: &sh}.Scenario(base)
 	p, q := d.Pool(scenario.PoolPrefill), d.Pool(scenario.PoolDecode)
 	if p.GPU != "h100-sxm" || p.TP != 1 || p.Replicas != 2 || p.Router != sim.RouterLeastOutstanding || q.GPU != "h200" || q.TP != 2 || q.Replicas != 1 {
 		t.Errorf("pools: prefill %s tp%d ×%d %s, decode %s tp%d ×%d", p.GPU, p.TP, p.Replicas, p.Router, q.GPU, q.TP, q.Replicas)
@@ -98,7 +98,7 @@ func TestPlanDisaggregatedCandidates(t *testing.T) {
 			if fewer.Prefill.Replicas < 1 || fewer.Decode.Replicas < 1 {
 				continue
 			}
-			out := r.Run(context.Background(), Config{Disaggregation: &fewer}.scenario(base))
+			out := r.Run(context.Background(), Config{Disaggregation: &fewer}.Scenario(base))
 			if out.Err != nil {
 				t.Fatal(out.Err)
 			}
@@ -157,7 +157,7 @@ func TestSweepAlignsDisaggregatedColumns(t *testing.T) {
 	if !math.IsNaN(res.Points[0].Metrics[x]) || res.Points[1].Metrics[x] != 60 {
 		t.Errorf("transfers: aggregated %g, disaggregated %g; want NaN and 60", res.Points[0].Metrics[x], res.Points[1].Metrics[x])
 	}
-	for i, sc := range []scenario.Scenario{base, Config{Disaggregation: &DisaggShape{Prefill: PoolShape{"h100-sxm", 1, 1}, Decode: PoolShape{"h200", 1, 1}}}.scenario(base)} {
+	for i, sc := range []scenario.Scenario{base, Config{Disaggregation: &DisaggShape{Prefill: PoolShape{"h100-sxm", 1, 1}, Decode: PoolShape{"h200", 1, 1}}}.Scenario(base)} {
 		out := r.Run(context.Background(), sc)
 		if out.Err != nil {
 			t.Fatal(out.Err)

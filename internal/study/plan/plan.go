@@ -169,7 +169,7 @@ func (r *Runner) Plan(ctx context.Context, spec PlanSpec, progress func(float64)
 	// Prune what cannot start before simulating anything.
 	var live []pair
 	for _, p := range pairs {
-		s := Config{GPU: p.gpu, TP: p.tp, Replicas: 1}.scenario(base)
+		s := Config{GPU: p.gpu, TP: p.tp, Replicas: 1}.Scenario(base)
 		if _, err := s.CheckFits(r.env()); err != nil {
 			var fe *scenario.FieldError
 			if errors.Is(err, memory.ErrDoesNotFit) || errors.As(err, &fe) {
@@ -197,7 +197,7 @@ func (r *Runner) Plan(ctx context.Context, spec PlanSpec, progress func(float64)
 	var mu sync.Mutex
 	sims := 0
 	simulateShape := func(c Config) (Candidate, error) {
-		out := r.Run(ctx, c.scenario(base))
+		out := r.Run(ctx, c.Scenario(base))
 		mu.Lock()
 		sims++
 		mu.Unlock()
@@ -289,7 +289,7 @@ func (r *Runner) Plan(ctx context.Context, spec PlanSpec, progress func(float64)
 		parallel(ctx, len(res.Candidates), r.Workers, func(i int) {
 			defer prog.Step()
 			c := &res.Candidates[i]
-			s := c.Config.scenario(base)
+			s := c.Config.Scenario(base)
 			if s.Workload.Requests > spec.HeadroomRequests {
 				s.Workload.Requests = spec.HeadroomRequests
 			}
