@@ -111,7 +111,7 @@ func TestPlanJobDisaggregated(t *testing.T) {
 	if agg != 1 || dis != 1 {
 		t.Errorf("%d aggregated and %d disaggregated candidates, want 1 and 1 (the given shape; a search runs only without shapes): %s", agg, dis, r.body)
 	}
-	if r := getAccept(t, h, "/v1/jobs/"+v.ID, "image/svg+xml"); r.status != http.StatusOK || !bytes.Contains(r.body, []byte("P h100-sxm×1×1 + D h100-sxm×1×1")) {
+	if r := getAccept(t, h, "/v1/jobs/"+v.ID, "image/svg+xml"); r.status != http.StatusOK || !bytes.Contains(r.body, []byte("P h100-sxm TP1×1 + D h100-sxm TP1×1")) {
 		t.Errorf("the Pareto chart does not name the disaggregated shape: HTTP %d", r.status)
 	}
 }

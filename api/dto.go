@@ -199,17 +199,22 @@ type PlanParams struct {
 	Configs []PlanConfig `json:"configs" binding:"omitempty,max=256,dive"`
 	// PricePerGPUHourUSD overrides catalog prices, by GPU id or alias.
 	PricePerGPUHourUSD map[string]float64 `json:"price_per_gpu_hour_usd" binding:"omitempty,max=64,dive,keys,required,max=256,endkeys,gte=0,lte=100000"`
-	// SkipHeadroom skips the headroom search of each SLA-meeting candidate.
+	// Headroom is the multiple of the target load the recommendation must
+	// sustain within the SLA (default 1.3).
+	Headroom float64 `json:"headroom" binding:"omitempty,gte=1,lte=100" default:"1.3" example:"1.3"`
+	// SkipHeadroom checks each candidate at the target and at headroom ×
+	// the target only, without measuring how far above it goes.
 	SkipHeadroom bool `json:"skip_headroom"`
-	// HeadroomRequests caps the requests of each headroom probe (default
-	// 2000).
-	HeadroomRequests int `json:"headroom_requests" binding:"omitempty,min=1,max=1000000" default:"2000"`
-	// HeadroomDurationS is the minimum arrival window of each headroom
-	// probe (default 60).
-	HeadroomDurationS float64 `json:"headroom_duration_s" binding:"omitempty,gt=0,lte=86400" default:"60"`
+	// TargetUtilization is the autoscaler's aim with a rate profile
+	// (scenario.workload.rate_profile), as a fraction of each replica's
+	// capacity within the SLA (default 0.7).
+	TargetUtilization float64 `json:"target_utilization" binding:"omitempty,gt=0,lte=1" default:"0.7" example:"0.7"`
+	// WindowS is the length of the windows a rate profile is reported in
+	// (default 900 s).
+	WindowS float64 `json:"window_s" binding:"omitempty,gte=1,lte=86400" default:"900" example:"900"`
 	// ParetoMetric is the report figure the Pareto front trades against
-	// cost (default e2e_ms.p99).
-	ParetoMetric string `json:"pareto_metric" binding:"omitempty,max=128" default:"e2e_ms.p99" example:"ttft_ms.p99"`
+	// cost (default: the binding SLA bound).
+	ParetoMetric string `json:"pareto_metric" binding:"omitempty,max=128" example:"ttft_ms.p99"`
 	// Disaggregation, when given, adds disaggregated prefill/decode
 	// clusters to the ranking (the scenario's disaggregation section, if
 	// any, gives their KV link and pool settings).

@@ -11,12 +11,13 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/headroom-sim/headroom/internal/adapter/plot"
+	"github.com/headroom-sim/headroom/internal/study/plan"
 )
 
 // submitJob godoc
 //
 //	@Summary		Submit a job
-//	@Description	Queues a job of a registered kind; its params are checked at submission (400/404/422), so a job fails only for what a run reveals. Kinds and their params (JSON): `simulate` a scenario (as POST /v1/simulate), answering the report; `sweep` SweepParams (scenario, axes [{path, values}], list), answering a plan.SweepResult (a row per point; points that cannot run carry an error); `plan` PlanParams (scenario with an sla, gpus, tps, max_replicas, configs, price_per_gpu_hour_usd, skip_headroom, headroom_requests, headroom_duration_s, pareto_metric), answering a plan.PlanResult; `curve` CurveParams (scenario, rates_rps or concurrencies, step_duration_s), answering a plan.CurveResult; `maxload` MaxLoadParams (scenario with an sla, max_load, tolerance, max_probes, min_duration_s), answering a plan.LoadResult; `compare` CompareParams (a, b, name_a, name_b, keep_workloads), answering a plan.CompareResult; `calibrate` CalibrateParams (file as base64 and the fields of POST /v1/calibrations), answering the stored calibration. Scenarios are decoded strictly (unknown keys are errors naming their path, as params.scenario.engine.max_num_seq), may not reference files, and may name a stored calibration id. Every simulation of a job is bounded by `jobs.max_requests` and `jobs.max_tokens` and takes a slot of the server's CPU budget (`limits.simulations`) while it runs; the job is bounded by `jobs.timeout`, its result by `jobs.max_result_bytes`. A full queue answers 429 with Retry-After.
+//	@Description	Queues a job of a registered kind; its params are checked at submission (400/404/422), so a job fails only for what a run reveals. Kinds and their params (JSON): `simulate` a scenario (as POST /v1/simulate), answering the report; `sweep` SweepParams (scenario, axes [{path, values}], list), answering a plan.SweepResult (a row per point; points that cannot run carry an error); `plan` PlanParams (scenario with an sla, and a workload.rate_profile for traffic that changes; gpus, tps, max_replicas, configs, price_per_gpu_hour_usd, headroom, skip_headroom, target_utilization, window_s, pareto_metric), answering a plan.PlanResult (the recommendation first; with a rate profile, its day); `curve` CurveParams (scenario, rates_rps or concurrencies, step_duration_s), answering a plan.CurveResult; `maxload` MaxLoadParams (scenario with an sla, max_load, tolerance, max_probes, min_duration_s), answering a plan.LoadResult; `compare` CompareParams (a, b, name_a, name_b, keep_workloads), answering a plan.CompareResult; `calibrate` CalibrateParams (file as base64 and the fields of POST /v1/calibrations), answering the stored calibration. Scenarios are decoded strictly (unknown keys are errors naming their path, as params.scenario.engine.max_num_seq), may not reference files, and may name a stored calibration id. Every simulation of a job is bounded by `jobs.max_requests` and `jobs.max_tokens` and takes a slot of the server's CPU budget (`limits.simulations`) while it runs; the job is bounded by `jobs.timeout`, its result by `jobs.max_result_bytes`. A full queue answers 429 with Retry-After.
 //	@Tags			jobs
 //	@Accept			json
 //	@Produce		json,application/problem+json
@@ -64,11 +65,12 @@ func paramsFields(err error) error {
 // getJob godoc
 //
 //	@Summary		Show a job, or draw its result
-//	@Description	State, progress (0–1), and the result once succeeded (with its size, result_bytes, and notes on what the server changed in it, such as a coarsened time series) or the error (a problem) once failed or cancelled. Finished jobs are kept for `jobs.result_ttl`, within `jobs.max_finished` and `jobs.max_results_bytes` (the oldest dropped first). With `Accept: image/svg+xml` a succeeded job's result is drawn as an SVG chart instead, as the CLI's --plot-dir does: a sweep's heat map, a plan's cost–latency Pareto front, a curve's throughput–latency staircase, a maxload's search, a simulate report's timeline (with report.timeseries). A result with no chart (compare, calibrate, a simulate report without a time series, a plan with no candidate) answers 406; a job that has not succeeded answers 409.
+//	@Description	State, progress (0–1), and the result once succeeded (with its size, result_bytes, and notes on what the server changed in it, such as a coarsened time series) or the error (a problem) once failed or cancelled. Finished jobs are kept for `jobs.result_ttl`, within `jobs.max_finished` and `jobs.max_results_bytes` (the oldest dropped first). With `Accept: image/svg+xml` a succeeded job's result is drawn as an SVG chart instead, as the CLI's --plot-dir does: a sweep's heat map, a plan's cost–latency Pareto front (with ?chart=day, the rate profile played through its recommendation: load, replicas and the binding latency over time), a curve's throughput–latency staircase, a maxload's search, a simulate report's timeline (with report.timeseries). A result with no chart (compare, calibrate, a simulate report without a time series, a plan with no candidate) answers 406; a job that has not succeeded answers 409.
 //	@Tags			jobs
 //	@Produce		json,application/problem+json,image/svg+xml
 //	@Param			id		path		string	true	"job id"
 //	@Param			Accept	header		string	false	"application/json (default) or image/svg+xml"
+//	@Param			chart	query		string	false	"with image/svg+xml: pareto (default) or day, for a plan with a rate profile"	Enums(pareto, day)
 //	@Success		200		{object}	JobView
 //	@Failure		404		{object}	Problem	"unknown or expired job"
 //	@Failure		406		{object}	Problem	"SVG asked of a result that has no chart"
@@ -158,7 +160,19 @@ func (s *Server) jobChart(c *gin.Context) {
 		return
 	}
 	var b bytes.Buffer
-	err = plot.Render(&b, res)
+	switch chart := c.Query("chart"); chart {
+	case "", "pareto":
+		err = plot.Render(&b, res)
+	case "day":
+		pr, ok := res.(*plan.PlanResult)
+		if !ok || pr.Day == nil {
+			err = fmt.Errorf("%w: chart=day draws a plan of a rate profile; job %s has none", ErrNotAcceptable, id)
+			break
+		}
+		err = plot.Day(&b, pr.Day)
+	default:
+		err = invalid("chart", "%q is not pareto or day", chart)
+	}
 	switch {
 	case errors.Is(err, plot.ErrNoChart):
 		err = fmt.Errorf("%w: a %s job's result has no chart (charts: sweep, plan, curve, maxload, and simulate with report.timeseries); ask for application/json", ErrNotAcceptable, v.Kind)

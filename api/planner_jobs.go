@@ -280,8 +280,8 @@ func (s *Server) planSpec(params json.RawMessage) (plan.PlanSpec, error) {
 	if sc.SLA == nil {
 		return plan.PlanSpec{}, invalid("scenario.sla", "is required: a plan holds every candidate to it, e.g. {\"ttft_ms\": {\"p99\": 1000}, \"tpot_ms\": {\"p99\": 150}}")
 	}
-	spec := plan.PlanSpec{Scenario: sc, TPs: p.TPs, MaxReplicas: p.MaxReplicas, SkipHeadroom: p.SkipHeadroom,
-		HeadroomRequests: p.HeadroomRequests, HeadroomDurationS: p.HeadroomDurationS, ParetoMetric: p.ParetoMetric}
+	spec := plan.PlanSpec{Scenario: sc, TPs: p.TPs, MaxReplicas: p.MaxReplicas, SkipHeadroom: p.SkipHeadroom, Headroom: p.Headroom,
+		TargetUtilization: p.TargetUtilization, WindowS: p.WindowS, ParetoMetric: p.ParetoMetric}
 	cat := s.catalog()
 	for i, id := range p.GPUs {
 		g, err := cat.GPU(id)
@@ -327,11 +327,17 @@ func reportMetrics() []string {
 }
 
 // checkPlanJob prunes the candidates as the plan will (GPU × TP shapes that
-// cannot start), without simulating: none left is 422.
+// cannot start, on the workload the plan searches: max_model_len as it
+// needs), without simulating: none left is 422. A rate profile must fit
+// jobs.max_requests, as the runs through it will.
 func (s *Server) checkPlanJob(params json.RawMessage) error {
 	spec, err := s.planSpec(params)
 	if err != nil {
 		return err
+	}
+	base, profile, _, err := s.runner().Workloads(spec)
+	if err != nil {
+		return prefixFields(err, "scenario.")
 	}
 	var shapes []plan.Config
 	switch {
@@ -359,10 +365,17 @@ func (s *Server) checkPlanJob(params json.RawMessage) error {
 	var reasons []string
 	for _, c := range shapes {
 		c.Replicas = 1
-		_, err := s.engine.Prepare(c.Scenario(spec.Scenario), s.runEnv(s.cfg.Jobs.MaxRequests))
+		_, err := s.engine.Prepare(c.Scenario(base), s.runEnv(s.cfg.Jobs.MaxRequests))
 		var fe *scenario.FieldError
 		switch {
 		case err == nil:
+			if profile != nil {
+				p := c.Scenario(*profile)
+				p.Autoscale = nil
+				if err := s.resolveIn(p, "scenario", s.cfg.Jobs.MaxRequests); err != nil {
+					return err
+				}
+			}
 			return nil
 		case errors.Is(err, memory.ErrDoesNotFit), errors.As(err, &fe):
 			if len(reasons) < 3 {

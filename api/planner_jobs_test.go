@@ -17,6 +17,9 @@ import (
 const small = `{"model":"llama-3.1-8b","gpu":"h100-sxm","workload":{"requests":200,"arrival":{"type":"poisson","rate_rps":10}}}`
 
 // smallSLA is small with an SLA.
+// profileSLA is a rate profile of three minutes: 2, 12 and 2 req/s.
+const profileSLA = `{"model":"llama-3.1-8b","gpu":"h100-sxm","workload":{"rate_profile":[{"at_s":0,"rate_rps":2},{"at_s":60,"rate_rps":12},{"at_s":120,"rate_rps":2}],"rate_profile_end_s":180},"sla":{"ttft_ms":{"p99":2000}}}`
+
 const smallSLA = `{"model":"llama-3.1-8b","gpu":"h100-sxm","workload":{"requests":200,"arrival":{"type":"poisson","rate_rps":10}},"sla":{"ttft_ms":{"p99":2000}}}`
 
 // progressLog records the progress a kind's runner reports.
@@ -126,14 +129,19 @@ func TestPlannerJobs(t *testing.T) {
 					}
 				}
 			}},
-		{"plan", `{"scenario":` + smallSLA + `,"gpus":["H100","l40s"],"tps":[1],"max_replicas":4,"headroom_requests":200,"headroom_duration_s":2,"price_per_gpu_hour_usd":{"h100":3}}`,
+		{"plan", `{"scenario":` + smallSLA + `,"gpus":["H100","l40s"],"tps":[1],"max_replicas":4,"headroom":1.2,"price_per_gpu_hour_usd":{"h100":3}}`,
 			s.runPlanJob, s.checkPlanJob, true, func(t *testing.T, b []byte) {
 				var r struct {
 					Result struct {
-						Dimension   string  `json:"dimension"`
-						TargetLoad  float64 `json:"target_load"`
-						Simulations int     `json:"simulations"`
-						Candidates  []struct {
+						Dimension      string  `json:"dimension"`
+						TargetLoad     float64 `json:"target_load"`
+						Simulations    int     `json:"simulations"`
+						Recommendation *struct {
+							Headroom float64 `json:"headroom"`
+							Sentence string  `json:"sentence"`
+						} `json:"recommendation"`
+						RequiredHeadroom float64 `json:"required_headroom"`
+						Candidates       []struct {
 							GPU                string  `json:"gpu"`
 							Replicas           int     `json:"replicas"`
 							MeetsSLA           bool    `json:"meets_sla"`
@@ -151,6 +159,33 @@ func TestPlannerJobs(t *testing.T) {
 					if !c.MeetsSLA || c.Replicas < 1 || !(c.Headroom > 0) || (c.GPU == "h100-sxm") != (c.PricePerGPUHourUSD == 3) {
 						t.Errorf("candidate %+v (the price override names h100-sxm by its alias)", c)
 					}
+				}
+				if res.Recommendation == nil || res.Recommendation.Headroom < 1.2 || !strings.Contains(res.Recommendation.Sentence, "within the SLA") || res.RequiredHeadroom != 1.2 {
+					t.Errorf("recommendation %+v (required %g)", res.Recommendation, res.RequiredHeadroom)
+				}
+			}},
+		{"plan", `{"scenario":` + profileSLA + `,"gpus":["h100"],"tps":[1],"window_s":60,"target_utilization":0.6}`,
+			s.runPlanJob, s.checkPlanJob, true, func(t *testing.T, b []byte) {
+				var r struct {
+					Result struct {
+						Recommendation *struct{ Replicas int } `json:"recommendation"`
+						Day            *struct {
+							Windows []struct {
+								RateRPS float64 `json:"rate_rps"`
+							} `json:"windows"`
+							Autoscaler struct {
+								TargetUtilization float64 `json:"target_utilization"`
+							} `json:"autoscaler"`
+							Autoscaled, Static struct {
+								GPUHoursPerDay float64 `json:"gpu_hours_per_day"`
+							}
+						} `json:"day"`
+					} `json:"result"`
+				}
+				mustJSON(t, b, &r)
+				d := r.Result.Day
+				if r.Result.Recommendation == nil || d == nil || len(d.Windows) != 3 || d.Windows[1].RateRPS != 12 || d.Autoscaler.TargetUtilization != 0.6 || !(d.Static.GPUHoursPerDay > 0) {
+					t.Fatalf("plan of a rate profile: %s", b)
 				}
 			}},
 		{"curve", `{"scenario":` + small + `,"rates_rps":[2,8],"step_duration_s":20}`,
@@ -255,6 +290,19 @@ func TestPlannerJobs(t *testing.T) {
 			if r.status != http.StatusOK || r.header.Get("Content-Type") != "image/svg+xml" {
 				t.Fatalf("SVG: HTTP %d %q: %.300s", r.status, r.header.Get("Content-Type"), r.body)
 			}
+			if tt.kind == "plan" {
+				day := getAccept(t, h, "/v1/jobs/"+v.ID+"?chart=day", "image/svg+xml")
+				want := http.StatusNotAcceptable // a plan without a rate profile has no day
+				if strings.Contains(tt.params, "rate_profile") {
+					want = http.StatusOK
+				}
+				if day.status != want || want == http.StatusOK && !bytes.Contains(day.body, []byte("through the rate profile")) {
+					t.Errorf("?chart=day: HTTP %d, want %d: %.300s", day.status, want, day.body)
+				}
+				if bad := getAccept(t, h, "/v1/jobs/"+v.ID+"?chart=gantt", "image/svg+xml"); bad.status != http.StatusBadRequest {
+					t.Errorf("?chart=gantt: HTTP %d, want 400", bad.status)
+				}
+			}
 			if b := bytes.TrimSpace(r.body); !bytes.HasPrefix(b, []byte("<?xml")) && !bytes.HasPrefix(b, []byte("<svg")) || !bytes.Contains(b, []byte("</svg>")) {
 				t.Errorf("not an SVG document: %.200s", r.body)
 			}
@@ -351,6 +399,13 @@ func TestPlannerJobErrors(t *testing.T) {
 		{"plan pareto metric", "plan", `{"scenario":` + smallSLA + `,"pareto_metric":"ttft"}`, 400, "invalid-request", "params.pareto_metric"},
 		{"plan nothing fits", "plan", `{"scenario":{"model":"llama-3.1-70b","gpu":"l4",` + sla + `},"gpus":["l4"],"tps":[1]}`, 422, "infeasible", ""},
 		{"plan config gpu", "plan", `{"scenario":` + smallSLA + `,"configs":[{"gpu":"x","tp":1}]}`, 404, "not-found", ""},
+		{"plan headroom below 1", "plan", `{"scenario":` + smallSLA + `,"headroom":0.5}`, 400, "invalid-request", "params.headroom"},
+		{"plan utilization above 1", "plan", `{"scenario":` + smallSLA + `,"target_utilization":1.5}`, 400, "invalid-request", "params.target_utilization"},
+		{"plan window", "plan", `{"scenario":` + profileSLA + `,"window_s":0.5}`, 400, "invalid-request", "params.window_s"},
+		{"plan old headroom knob", "plan", `{"scenario":` + smallSLA + `,"headroom_requests":200}`, 400, "invalid-request", "params.headroom_requests"},
+		{"plan profile out of order", "plan", `{"scenario":{"model":"llama-3.1-8b","gpu":"h100-sxm",` + sla + `,"workload":{"rate_profile":[{"at_s":0,"rate_rps":1},{"at_s":0,"rate_rps":2}]}}}`, 400, "invalid-request", "params.scenario.workload.rate_profile[1].at_s"},
+		{"plan profile over the request limit", "plan", `{"scenario":{"model":"llama-3.1-8b","gpu":"h100-sxm",` + sla + `,"workload":{"rate_profile":[{"at_s":0,"rate_rps":50},{"at_s":43200,"rate_rps":60}]}},"gpus":["h100"],"tps":[1]}`, 422, "over-limit", ""},
+		{"plan autoscale metric", "plan", `{"scenario":{"model":"llama-3.1-8b","gpu":"h100-sxm",` + sla + `,"autoscale":{"metric":"cpu"}}}`, 400, "invalid-request", "params.scenario.autoscale.metric"},
 		{"curve both loads", "curve", `{"scenario":` + small + `,"rates_rps":[1],"concurrencies":[1]}`, 400, "invalid-request", "params.rates_rps"},
 		{"curve no load", "curve", `{"scenario":` + small + `}`, 400, "invalid-request", "params.rates_rps"},
 		{"curve bad rate", "curve", `{"scenario":` + small + `,"rates_rps":[1,-2]}`, 400, "invalid-request", "params.rates_rps[1]"},

@@ -406,6 +406,10 @@ func (c *hfConfig) model(id string) (*models.Model, error) {
 	if err := c.readAttentionTypes(m); err != nil {
 		return nil, err
 	}
+	if m.NumNextNPredictLayers, _, err = c.int("num_nextn_predict_layers"); err != nil {
+		return nil, err
+	}
+	_, c.fields["num_nextn_predict_layers"], _ = c.lookup("num_nextn_predict_layers")
 	return m, nil
 }
 

@@ -17,6 +17,9 @@ var hfUsedKeys = setOf(
 	// MiniMax-M2: rotated dims per head, per-layer attention kind (1 =
 	// softmax, 0 = lightning/linear), shared-expert width (0: none).
 	"rotary_dim", "attn_type_list", "shared_intermediate_size",
+	// DeepSeek-V3 and others: multi-token-prediction layers (the mtp
+	// method of speculative decoding runs them).
+	"num_nextn_predict_layers",
 )
 
 // hfIgnoredKeys are config.json keys known not to change the shape, memory
@@ -72,8 +75,9 @@ var hfIgnoredKeys = setOf(
 	"topk_method", "n_group", "topk_group", "routed_scaling_factor", "ep_size",
 	"moe_layer_freq",
 	// multi-token prediction modules that engines do not load by default
-	// (DeepSeek num_nextn_predict_layers, MiniMax-M2 use_mtp/num_mtp_modules)
-	"num_nextn_predict_layers", "use_mtp", "mtp_transformer_layers", "num_mtp_modules",
+	// (MiniMax-M2 use_mtp/num_mtp_modules; DeepSeek's num_nextn_predict_layers
+	// is read)
+	"use_mtp", "mtp_transformer_layers", "num_mtp_modules",
 	// q/k RMS norms (a few thousand weights per layer) and the routing bias
 	// of MiniMax-M2 (e_score_correction_bias, one value per expert)
 	"use_qk_norm", "qk_norm_type", "use_routing_bias",

@@ -201,6 +201,8 @@ func TestModelSizes(t *testing.T) {
 		{"qwen3-235b-a22b", 235, 192512},
 		{"qwen3-235b-a22b-fp8", 235, 192512},
 		{"llama-3.1-8b-instruct-fp8", 8.03, 131072},
+		// Llama 3.2 1B: "1.23B" on the model card; KV 2 × 16 × 8 × 64 × 2.
+		{"llama-3.2-1b", 1.24, 32768},
 	}
 	c := modelTestCatalog(t)
 	if len(tests) != len(c.Models()) {

@@ -47,6 +47,12 @@ type Model struct {
 	MoE *MoE `yaml:"moe,omitempty" json:"moe,omitempty"`
 	MLA *MLA `yaml:"mla,omitempty" json:"mla,omitempty"`
 
+	// NumNextNPredictLayers is the checkpoint's multi-token-prediction
+	// layers (DeepSeek-V3 num_nextn_predict_layers = 1): extra decoder
+	// layers, not counted in NumLayers and not loaded unless speculative
+	// decoding uses them (vLLM's mtp method).
+	NumNextNPredictLayers int `yaml:"num_nextn_predict_layers,omitempty" json:"num_nextn_predict_layers,omitempty"`
+
 	// Quantization describes pre-quantised checkpoints (DeepSeek-V3 fp8
 	// blocks, gpt-oss mxfp4 experts). Absent means all weights in DType.
 	Quantization *Quantization `yaml:"quantization,omitempty" json:"quantization,omitempty"`
@@ -172,6 +178,9 @@ func (m *Model) Validate() error {
 	}
 	if m.SlidingWindowLayers > 0 && m.SlidingWindow == 0 {
 		return &FieldError{Field: "sliding_window", Reason: "is required when sliding_window_layers is set"}
+	}
+	if m.NumNextNPredictLayers < 0 || m.NumNextNPredictLayers > 64 {
+		return &FieldError{Field: "num_nextn_predict_layers", Reason: fmt.Sprintf("%d is not in [0, 64]", m.NumNextNPredictLayers)}
 	}
 	if e := m.MoE; e != nil {
 		switch {

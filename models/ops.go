@@ -93,8 +93,16 @@ type Batch struct {
 	DecodeSeqs int
 	// DecodeContext is Σ context lengths of the decoding sequences.
 	DecodeContext, DecodeContextSWA float64
-	// Sampled is the number of sequences whose logits are computed: every
-	// decode and every prefill chunk that completes its prompt.
+	// SpecTokens is the draft tokens verified this step (speculative
+	// decoding): token rows beyond each decoding sequence's one.
+	SpecTokens int
+	// SpecPairs is Σ over verifying sequences of the query-key pairs of
+	// their queries before the last (the last one's are DecodeContext's);
+	// the SWA variant caps each query's keys at the window.
+	SpecPairs, SpecPairsSWA float64
+	// Sampled is the number of positions whose logits are computed: every
+	// decode, every prefill chunk that completes its prompt, and every
+	// position of a verified draft.
 	Sampled int
 	// GroupTokens is the token rows every MoE layer runs this step across
 	// the expert-parallel group, when data-parallel ranks step together
@@ -103,7 +111,7 @@ type Batch struct {
 }
 
 // Tokens is the number of token rows the step runs through the model.
-func (b *Batch) Tokens() int { return b.PrefillTokens + b.DecodeSeqs }
+func (b *Batch) Tokens() int { return b.PrefillTokens + b.DecodeSeqs + b.SpecTokens }
 
 // Reset empties the batch for reuse.
 func (b *Batch) Reset() { *b = Batch{} }
@@ -153,6 +161,36 @@ func (b *Batch) AddDecode(ctx, window int) {
 	if window > 0 {
 		b.DecodeContextSWA += float64(min(ctx, window))
 	}
+}
+
+// AddVerify adds one sequence verifying drafts speculative tokens in one
+// step: its decode token, whose context is ctx tokens (as AddDecode), and
+// the drafts after it, the last query seeing ctx + drafts keys. The
+// attention reads the sequence's KV once for all its queries; the target
+// scores every position (the rejection sampler compares them all).
+func (b *Batch) AddVerify(ctx, drafts, window int) {
+	b.AddDecode(ctx+drafts, window)
+	if drafts <= 0 {
+		return
+	}
+	b.SpecTokens += drafts
+	b.Sampled += drafts
+	fc, fd := float64(ctx), float64(drafts)
+	b.SpecPairs += fd*fc + fd*(fd-1)/2
+	if window > 0 {
+		for j := range drafts {
+			b.SpecPairsSWA += float64(min(ctx+j, window))
+		}
+	}
+}
+
+// AddDraftInput adds one sequence's n tokens entering a draft model's
+// pass after ctx−1 tokens in its KV cache (n = 1 is AddDecode(ctx)), of
+// which only the last is scored: the first pass of an EAGLE-style
+// proposer over the tokens the target verified.
+func (b *Batch) AddDraftInput(ctx, n, window int) {
+	b.AddVerify(ctx, n-1, window)
+	b.Sampled -= max(n-1, 0)
 }
 
 // CostModel holds the per-token coefficients of one model served at one
@@ -379,11 +417,14 @@ func (c *CostModel) Step(b *Batch) Cost {
 	}
 	if b.DecodeSeqs > 0 {
 		ctx := c.full*b.DecodeContext + c.swa*b.DecodeContextSWA
-		d := float64(b.DecodeSeqs)
+		// Query-key pairs: one query per context token of each sequence,
+		// and a verified draft's queries over the same KV.
+		pairs := ctx + c.full*b.SpecPairs + c.swa*b.SpecPairsSWA
+		d := float64(b.DecodeSeqs) + float64(b.SpecTokens)
 		out[OpAttnDecode] = OpCost{
-			FLOPs:     ctx*c.decQKFLOPsPerCtx + c.L*d*c.decodeAbsorbFLOPsPerSeq,
+			FLOPs:     pairs*c.decQKFLOPsPerCtx + c.L*d*c.decodeAbsorbFLOPsPerSeq,
 			DataBytes: ctx*c.kvBytesPerTokLayer + c.L*d*2*c.qActPerTok,
-			Tokens:    b.DecodeSeqs, Count: L,
+			Tokens:    b.DecodeSeqs + b.SpecTokens, Count: L,
 		}
 	}
 	if c.tp > 1 {

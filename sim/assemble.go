@@ -36,7 +36,10 @@ func (s *Simulator) report() *Report {
 	if queries > 0 {
 		r.PrefixCacheHitRatio = round(float64(hits)/float64(queries), 4)
 	}
-	n := float64(len(s.replicas))
+	if s.spec != nil {
+		r.Speculative = s.spec.report(r.Simulation.Steps)
+	}
+	n := float64(s.servedRanks())
 	r.KVCache = KVUsage{NumGPUBlocks: cfg.NumGPUBlocks, PeakUsageRatio: round(peak/n, 4)}
 	if s.now > 0 {
 		r.KVCache.MeanUsageRatio = round(area/n/float64(s.now), 4)
@@ -79,6 +82,9 @@ func (s *Simulator) report() *Report {
 	}
 	if s.pd != nil {
 		s.pd.report(r)
+	}
+	if s.as != nil {
+		r.Autoscale = s.as.report()
 	}
 	return r
 }

@@ -60,6 +60,12 @@ type Config struct {
 	// NetworkRTTMS is the client–server round trip added to end-to-end
 	// TTFT and E2E.
 	NetworkRTTMS float64
+	// Speculative turns speculative decoding on (speculative.go; nil: off).
+	Speculative *Speculative
+
+	// Autoscale, when set, scales the replicas during the run
+	// (autoscale.go); Replicas then serve from the start.
+	Autoscale *Autoscale
 
 	// Disagg, when set, adds a prefill pool in front of the engines the
 	// fields above describe, which become the decode pool (disagg.go).
@@ -91,10 +97,13 @@ type Workload struct {
 	Arrival workload.ArrivalSpec
 	// MaxConcurrency caps requests in flight at the client (0 = none).
 	MaxConcurrency int
-	Stages         []workload.StageSpec
-	Input, Output  workload.LengthSampler
-	SharedPrefix   *workload.SharedPrefixSpec
-	MultiTurn      *workload.MultiTurnSpec
+	// Stages run one after another; a stage with neither a rate nor a
+	// concurrency is idle (no requests arrive: a rate profile's empty
+	// window).
+	Stages        []workload.StageSpec
+	Input, Output workload.LengthSampler
+	SharedPrefix  *workload.SharedPrefixSpec
+	MultiTurn     *workload.MultiTurnSpec
 	// Trace replaces Arrival, Input and Output when set.
 	Trace []workload.TraceRecord
 	// TraceHashTokens is the tokens each TraceRecord.HashIDs entry covers
@@ -160,12 +169,25 @@ func (c *Config) Validate() error {
 	case c.Workload.Trace == nil && (c.Workload.Input == nil || c.Workload.Output == nil):
 		return fmt.Errorf("sim: workload needs input and output length samplers or a trace")
 	}
+	if c.Autoscale != nil {
+		if err := c.Autoscale.validate(c.Replicas); err != nil {
+			return err
+		}
+	}
 	if err := c.Engine.Validate(c.Model); err != nil {
 		var fe *hardware.FieldError
 		if errors.As(err, &fe) {
 			return &hardware.FieldError{Field: "engine." + fe.Field, Reason: fe.Reason}
 		}
 		return err
+	}
+	if sp := c.Speculative; sp != nil {
+		if c.Engine.Scheduler == engine.SchedulerV0 {
+			return &hardware.FieldError{Field: "engine.speculative", Reason: "needs scheduler v1"}
+		}
+		if err := sp.validate(); err != nil {
+			return err
+		}
 	}
 	if c.Disagg != nil {
 		if err := c.Disagg.validate(c); err != nil {

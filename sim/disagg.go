@@ -129,6 +129,16 @@ func (d *Disaggregation) validate(c *Config) error {
 	case !(p.BlockBytes >= 0) || math.IsInf(p.BlockBytes, 0):
 		return fe("block_bytes", "must be a finite number >= 0")
 	}
+	switch {
+	case c.Autoscale != nil:
+		// The autoscaler starts and drains the run's instances as one
+		// pool of replicas.
+		return &hardware.FieldError{Field: "autoscale", Reason: "cannot be combined with disaggregation (the autoscaler scales one pool of replicas)"}
+	case c.Speculative != nil || p.Engine.Speculative != nil:
+		// One drafter serves one pool of targets: the drafter's prompt
+		// pass and KV cache do not move between pools.
+		return &hardware.FieldError{Field: "engine.speculative", Reason: "cannot be combined with disaggregation (the drafter's prompt pass and KV cache do not move between pools)"}
+	}
 	if err := p.Engine.Validate(c.Model); err != nil {
 		var e *hardware.FieldError
 		if errors.As(err, &e) {

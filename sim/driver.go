@@ -16,6 +16,7 @@ const (
 	streamInput
 	streamOutput
 	streamPrefix
+	streamRamp
 )
 
 // Segment kinds for content identities.
@@ -60,10 +61,9 @@ type driver struct {
 	traceIdx int
 	sessions int64
 
-	// warm-up phase: requests still running, and the closed-loop clients
-	// waiting for them to finish before the measured phase
-	warmupOpen int
-	heldStart  []int32
+	// ramp spreads the closed-loop users' first requests over this long
+	// (0: all at once)
+	ramp Time
 }
 
 type clientState struct {
@@ -141,6 +141,9 @@ func (d *driver) start() {
 		}
 		s.push(event{t: t, kind: evStage, client: int32(len(d.w.Stages))})
 	case d.w.Arrival.Type == "closed_loop":
+		if d.w.Warmup >= d.w.Arrival.Concurrency && d.w.Arrival.Concurrency > 1 {
+			d.ramp = d.s.requestDuration(d.w.Arrival.Concurrency)
+		}
 		d.setConcurrency(0, d.w.Arrival.Concurrency)
 	default:
 		d.open = true
@@ -171,11 +174,6 @@ func (d *driver) turns() int {
 func (d *driver) startSession(t Time, c int32) bool {
 	if !d.room(1) {
 		return false
-	}
-	if c >= 0 && d.created >= d.w.Warmup && d.warmupOpen > 0 {
-		// The measured phase starts when the warm-up has drained.
-		d.heldStart = append(d.heldStart, c)
-		return true
 	}
 	turns := d.turns()
 	if d.limit > 0 {
@@ -362,6 +360,11 @@ func (d *driver) setConcurrency(t Time, n int) {
 		c := &d.clients[i]
 		c.active = i < n
 		if c.active && !c.busy {
+			if d.ramp > 0 && i > 0 {
+				c.busy = true
+				d.s.push(event{t: t + d.ramp*Time(i)/Time(n), kind: evWake, client: int32(i)})
+				continue
+			}
 			if d.startSession(t, int32(i)) {
 				c.busy = true
 			}
@@ -395,7 +398,6 @@ func (d *driver) wake(t Time, c int32, sess *session) {
 func (d *driver) markWarmup(r *request) {
 	if r.serial < int64(d.w.Warmup) {
 		r.warmup = true
-		d.warmupOpen++
 	}
 }
 
@@ -403,15 +405,6 @@ func (d *driver) markWarmup(r *request) {
 // client receives the last of the answer.
 func (d *driver) done(r *request, back Time, ok bool) {
 	d.inflight--
-	if r.warmup {
-		d.warmupOpen--
-		if d.warmupOpen == 0 {
-			for _, c := range d.heldStart {
-				d.s.push(event{t: back, kind: evWake, client: c})
-			}
-			d.heldStart = nil
-		}
-	}
 	if d.held.len() > 0 {
 		d.send(d.held.popFront(), back)
 	}

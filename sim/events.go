@@ -15,6 +15,8 @@ const (
 	evStage                    // a stage of a staged load begins
 	evKick                     // a replica should try to schedule
 	evTick                     // time-series sample at a whole second
+	evScale                    // the autoscaler evaluates its policy (autoscale.go)
+	evReady                    // a replica the autoscaler started takes requests
 )
 
 type event struct {

@@ -91,8 +91,9 @@ func handConfig(t *testing.T, reqs []handReq, setup handSetup) Config {
 type handStep struct {
 	at      Time
 	replica int32
-	// batch lists the step's entries as "serial:tokens" (prefill) or
-	// "serial:d" (one decode token), in scheduling order.
+	// batch lists the step's entries as "serial:tokens" (prefill),
+	// "serial:d" (one decode token) or "serial:d+k" (a decode token and k
+	// drafts to verify), in scheduling order.
 	batch string
 }
 
@@ -111,13 +112,17 @@ type handLog struct {
 	issued []int64
 }
 
-// batchString writes a replica's scheduled step as handStep.batch does.
+// batchString writes a replica's scheduled step as handStep.batch does
+// ("serial:d+k" for a decode verifying k drafts).
 func batchString(rp *replica) string {
 	parts := make([]string, len(rp.sched))
 	for i, sc := range rp.sched {
-		if sc.prefill {
+		switch {
+		case sc.prefill:
 			parts[i] = fmt.Sprintf("%d:%d", sc.r.serial, sc.n)
-		} else {
+		case sc.r.verify > 0:
+			parts[i] = fmt.Sprintf("%d:d+%d", sc.r.serial, sc.r.verify)
+		default:
 			parts[i] = fmt.Sprintf("%d:d", sc.r.serial)
 		}
 	}

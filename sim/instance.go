@@ -109,6 +109,8 @@ func (s *Simulator) tryStartGroup(in *instance, t Time) {
 		compute := rp.model.StepTime(b)
 		if s.stepTime != nil && len(rp.sched) > 0 {
 			compute = s.stepTime(rp)
+		} else if s.spec != nil && len(rp.sched) > 0 {
+			compute = s.spec.withProposer(rp, compute)
 		}
 		dt = math.Max(dt, compute+rp.swapSec)
 		b.GroupTokens = 0

@@ -112,74 +112,84 @@ func TestInvariantsOnRandomWorkloads(t *testing.T) {
 	}
 	for seed := uint64(1); seed <= uint64(n); seed++ {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
-			cfg := randomConfig(t, seed)
-			s, err := newSimulator(&cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			ended := map[int64]int{}
-			endedOK := map[int64]bool{}
-			var issued []int64
-			s.onIssue = func(r *request) { issued = append(issued, r.serial) }
-			s.onStep = func(rp *replica, now Time) {
-				kv := rp.kv
-				if ref := kv.referenced(); ref+kv.numFree != kv.total {
-					t.Fatalf("t=%d: referenced %d + free %d != total %d", now, ref, kv.numFree, kv.total)
-				}
-				tokens := 0
-				for _, sc := range rp.sched {
-					tokens += sc.n
-				}
-				if tokens > cfg.Engine.MaxNumBatchedTokens && cfg.Engine.EnableChunkedPrefill {
-					t.Fatalf("t=%d: step of %d tokens exceeds the budget %d", now, tokens, cfg.Engine.MaxNumBatchedTokens)
-				}
-				if len(rp.running) > cfg.Engine.MaxNumSeqs {
-					t.Fatalf("t=%d: %d running exceeds max_num_seqs %d", now, len(rp.running), cfg.Engine.MaxNumSeqs)
-				}
-				for _, r := range rp.running {
-					if units := kv.units(r.computed); len(r.blocks) < units {
-						t.Fatalf("running request holds %d blocks for %d computed tokens (needs %d)", len(r.blocks), r.computed, units)
-					}
-				}
-			}
-			s.onEnd = func(r *request, now Time, ok bool) {
-				ended[r.serial]++
-				endedOK[r.serial] = ok
-				if !ok {
-					return
-				}
-				if !(r.sent <= r.arrival && r.arrival <= r.scheduled && r.scheduled <= r.firstToken && r.firstToken <= now) {
-					t.Fatalf("request %d: sent %d arrival %d scheduled %d first token %d finish %d out of order", r.serial, r.sent, r.arrival, r.scheduled, r.firstToken, now)
-				}
-				if r.generated != r.output {
-					t.Fatalf("request %d generated %d of %d tokens", r.serial, r.generated, r.output)
-				}
-			}
-			if err := s.loop(context.Background()); err != nil {
-				t.Fatal(err)
-			}
-			rep := s.report()
-			checkConservation(t, s, issued, endedOK, rep)
-			if got := len(ended); got != s.d.created {
-				t.Fatalf("%d requests ended, %d were created", got, s.d.created)
-			}
-			for serial, n := range ended {
-				if n != 1 {
-					t.Fatalf("request %d ended %d times", serial, n)
-				}
-			}
-			if rep.Requests.Completed+rep.Requests.Rejected != s.d.created {
-				t.Fatalf("report counts %d + %d, created %d", rep.Requests.Completed, rep.Requests.Rejected, s.d.created)
-			}
-			for _, rp := range s.replicas {
-				if rp.swapUsed != 0 {
-					t.Fatalf("replica %d ends with %d blocks in swap space", rp.id, rp.swapUsed)
-				}
-				if rp.kv.numFree != rp.kv.total || len(rp.running) != 0 || rp.waiting.len() != 0 {
-					t.Fatalf("replica %d ends with %d/%d free blocks, %d running, %d waiting", rp.id, rp.kv.numFree, rp.kv.total, len(rp.running), rp.waiting.len())
-				}
-			}
+			checkInvariants(t, randomConfig(t, seed), nil)
 		})
+	}
+}
+
+// checkInvariants runs cfg and checks at every step and at the end that
+// blocks, budget, seats and requests are conserved; step, if set, checks
+// more at every step.
+func checkInvariants(t *testing.T, cfg Config, step func(rp *replica, now Time)) {
+	t.Helper()
+	s, err := newSimulator(&cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ended := map[int64]int{}
+	endedOK := map[int64]bool{}
+	var issued []int64
+	s.onIssue = func(r *request) { issued = append(issued, r.serial) }
+	s.onStep = func(rp *replica, now Time) {
+		kv := rp.kv
+		if ref := kv.referenced(); ref+kv.numFree != kv.total {
+			t.Fatalf("t=%d: referenced %d + free %d != total %d", now, ref, kv.numFree, kv.total)
+		}
+		tokens := 0
+		for _, sc := range rp.sched {
+			tokens += sc.n + int(sc.r.verify) // drafts verified count against the budget
+		}
+		if tokens > cfg.Engine.MaxNumBatchedTokens && cfg.Engine.EnableChunkedPrefill {
+			t.Fatalf("t=%d: step of %d tokens exceeds the budget %d", now, tokens, cfg.Engine.MaxNumBatchedTokens)
+		}
+		if len(rp.running) > cfg.Engine.MaxNumSeqs {
+			t.Fatalf("t=%d: %d running exceeds max_num_seqs %d", now, len(rp.running), cfg.Engine.MaxNumSeqs)
+		}
+		for _, r := range rp.running {
+			if units := kv.units(r.computed); len(r.blocks) < units {
+				t.Fatalf("running request holds %d blocks for %d computed tokens (needs %d)", len(r.blocks), r.computed, units)
+			}
+		}
+		if step != nil {
+			step(rp, now)
+		}
+	}
+	s.onEnd = func(r *request, now Time, ok bool) {
+		ended[r.serial]++
+		endedOK[r.serial] = ok
+		if !ok {
+			return
+		}
+		if !(r.sent <= r.arrival && r.arrival <= r.scheduled && r.scheduled <= r.firstToken && r.firstToken <= now) {
+			t.Fatalf("request %d: sent %d arrival %d scheduled %d first token %d finish %d out of order", r.serial, r.sent, r.arrival, r.scheduled, r.firstToken, now)
+		}
+		if r.generated != r.output {
+			t.Fatalf("request %d generated %d of %d tokens", r.serial, r.generated, r.output)
+		}
+	}
+	if err := s.loop(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	rep := s.report()
+	checkConservation(t, s, issued, endedOK, rep)
+	if got := len(ended); got != s.d.created {
+		t.Fatalf("%d requests ended, %d were created", got, s.d.created)
+	}
+	for serial, n := range ended {
+		if n != 1 {
+			t.Fatalf("request %d ended %d times", serial, n)
+		}
+	}
+	if rep.Requests.Completed+rep.Requests.Rejected != s.d.created {
+		t.Fatalf("report counts %d + %d, created %d", rep.Requests.Completed, rep.Requests.Rejected, s.d.created)
+	}
+	for _, rp := range s.replicas {
+		if rp.swapUsed != 0 {
+			t.Fatalf("replica %d ends with %d blocks in swap space", rp.id, rp.swapUsed)
+		}
+		if rp.kv.numFree != rp.kv.total || len(rp.running) != 0 || rp.waiting.len() != 0 {
+			t.Fatalf("replica %d ends with %d/%d free blocks, %d running, %d waiting", rp.id, rp.kv.numFree, rp.kv.total, len(rp.running), rp.waiting.len())
+		}
 	}
 }
 

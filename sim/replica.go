@@ -26,6 +26,9 @@ type replica struct {
 	sched     []scheduledSeq
 	batch     models.Batch
 	swapSec   float64 // swap transfers to add to the current step
+	// lookahead is the KV slots a running request gets beyond its
+	// scheduled tokens (speculative decoding's drafts of the next step)
+	lookahead int
 
 	// swap space
 	swapCap, swapUsed int
@@ -69,6 +72,9 @@ func (rp *replica) add(r *request, n int) {
 		rp.batch.AddDecode(r.computed+1, rp.window)
 		return
 	}
+	if r.drafts > 0 && rp.addVerify(r, n) {
+		return
+	}
 	rp.sched = append(rp.sched, scheduledSeq{r, n, true})
 	rp.batch.AddPrefill(n, r.computed, rp.window, r.computed+n == r.numTokens())
 }
@@ -78,6 +84,7 @@ func (rp *replica) add(r *request, n int) {
 func (rp *replica) preempt(r *request) {
 	rp.preemptions++
 	r.preemptions++
+	r.drafts = 0
 	n := len(r.blocks)
 	if rp.eng.PreemptionMode == engine.PreemptSwap && rp.swapUsed+n <= rp.swapCap && n > 0 {
 		r.swapped, r.swapBlocks = true, n
@@ -120,7 +127,7 @@ func (rp *replica) scheduleV1(now Time, lag bool) bool {
 	preempted := false
 	for i := 0; i < len(rp.running) && budget > 0; {
 		r := rp.running[i]
-		n := r.numTokens() - r.computed
+		n := r.numTokens() + int(r.drafts) - r.computed // drafts: speculative.go
 		if thr > 0 && n > thr {
 			n = thr
 		}
@@ -130,7 +137,7 @@ func (rp *replica) scheduleV1(now Time, lag bool) bool {
 			continue
 		}
 		ok := true
-		for !rp.kv.allocate(r, nil, r.computed+n) {
+		for !rp.kv.allocate(r, nil, r.computed+n+rp.lookahead) {
 			victim := rp.running[len(rp.running)-1]
 			rp.running = rp.running[:len(rp.running)-1]
 			rp.preempt(victim)

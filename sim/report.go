@@ -42,6 +42,8 @@ type Report struct {
 	Fluency             Fluency    `json:"fluency"`
 	// MaxRunning is the most requests one replica ran at once.
 	MaxRunning int `json:"max_running"`
+	// Speculative is speculative decoding's counts, when it is on.
+	Speculative *SpeculativeReport `json:"speculative,omitempty"`
 
 	GoodputRPS *float64   `json:"goodput_rps,omitempty"`
 	SLA        *SLAResult `json:"sla,omitempty"`
@@ -49,6 +51,8 @@ type Report struct {
 	// Disaggregation is the prefill and decode pools of a disaggregated
 	// run, its KV transfer and TTFT's parts.
 	Disaggregation *DisaggReport `json:"disaggregation,omitempty"`
+	// Autoscale is what the autoscaler did (runs with one).
+	Autoscale *AutoscaleReport `json:"autoscale,omitempty"`
 
 	Stages     []StageReport `json:"stages,omitempty"`
 	Timeseries []TimePoint   `json:"timeseries,omitempty"`

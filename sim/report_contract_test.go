@@ -137,14 +137,15 @@ func checkReportInvariants(t *testing.T, rep *sim.Report) {
 }
 
 // everything is a short run that shows every key of the report: an SLA,
-// a network round trip, a staircase, a time series, and prompts longer
-// than max_model_len (rejections).
+// a network round trip, a staircase, a time series, prompts longer than
+// max_model_len (rejections), and speculative decoding.
 const everything = `
 model: llama-3.1-8b
 gpu: h100-sxm
 network_rtt_ms: 5
 engine:
   max_model_len: 2048
+  speculative: {method: ngram, num_speculative_tokens: 2}
 workload:
   stages:
     - {duration_s: 4, rate_rps: 5}
@@ -181,6 +182,10 @@ var reportKeys = []string{
 	"kv_cache.num_gpu_blocks", "kv_cache.peak_usage_ratio", "kv_cache.mean_usage_ratio",
 	"fluency.itl_cv", "fluency.stalls", "fluency.longest_stall_ms", "fluency.stall_threshold_ms",
 	"max_running", "goodput_rps", "sla.met", "sla.checks[]",
+	"speculative.method", "speculative.num_speculative_tokens", "speculative.acceptance_source", "speculative.drafts",
+	"speculative.draft_tokens", "speculative.accepted_tokens", "speculative.acceptance_rate", "speculative.mean_acceptance_length",
+	"speculative.per_position_acceptance_rate[]", "speculative.tokens_per_request_step", "speculative.output_tokens_per_step",
+	"speculative.proposer_time_ratio",
 	"stages[]", "timeseries[]",
 	"simulation.events", "simulation.steps", "simulation.simulated_s",
 }
@@ -238,8 +243,13 @@ func TestDisaggReportKeys(t *testing.T) {
 }
 
 // optionalKeys appear only when asked for (an SLA, stages, a time
-// series) or when there is something to report (rejections).
-var optionalKeys = []string{"goodput_rps", "sla.met", "sla.checks[]", "stages[]", "timeseries[]", "requests.rejected_reasons"}
+// series, speculative decoding) or when there is something to report
+// (rejections).
+var optionalKeys = []string{"goodput_rps", "sla.met", "sla.checks[]", "stages[]", "timeseries[]", "requests.rejected_reasons",
+	"speculative.method", "speculative.num_speculative_tokens", "speculative.acceptance_source", "speculative.drafts",
+	"speculative.draft_tokens", "speculative.accepted_tokens", "speculative.acceptance_rate", "speculative.mean_acceptance_length",
+	"speculative.per_position_acceptance_rate[]", "speculative.tokens_per_request_step", "speculative.output_tokens_per_step",
+	"speculative.proposer_time_ratio"}
 
 // lookup follows a dotted path ("a.b", "x[]" = a non-empty array, whose
 // first element is returned) through decoded JSON.

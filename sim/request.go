@@ -34,6 +34,9 @@ type request struct {
 	// progress
 	computed  int // tokens whose KV is computed (vLLM num_computed_tokens)
 	generated int // output tokens produced
+	// speculative decoding (speculative.go): drafts proposed for the next
+	// step, and drafts being verified in the current one
+	drafts, verify int32
 
 	// KV cache
 	blocks     []int32  // block table

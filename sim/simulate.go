@@ -33,7 +33,8 @@ type Simulator struct {
 	rr       int
 	m        *metrics
 	d        *driver
-	pd       *disagg // nil without Config.Disagg
+	pd       *disagg     // nil without Config.Disagg
+	as       *autoscaler // nil without Config.Autoscale
 	rtt      Time
 	units    func(int) int
 	// servableBlocks is the most blocks one request may need: the whole
@@ -55,6 +56,8 @@ type Simulator struct {
 	// stepTime, if set, replaces the step-time model (tests: a fixed step
 	// time makes every timestamp computable by hand).
 	stepTime func(rp *replica) float64
+	// spec is speculative decoding (speculative.go; nil: off).
+	spec *specState
 }
 
 // Option adjusts a run.
@@ -127,7 +130,7 @@ func newSimulator(cfg *Config) (*Simulator, error) {
 	// their table would index, so their blocks are not shared.
 	caching := cfg.Engine.EnablePrefixCaching && cfg.Model.NumSlidingLayers() == 0
 	dp := max(cfg.DP, 1)
-	for i := range cfg.Replicas {
+	for i := range cfg.instanceSlots() {
 		in := &instance{id: int32(i), lockstep: dp > 1 && cfg.Model.MoE != nil,
 			front: frontend{coef: cfg.Profile.Frontend, scale: orOne(cfg.Profile.Scale.Overhead)}}
 		for range dp {
@@ -149,6 +152,16 @@ func newSimulator(cfg *Config) (*Simulator, error) {
 		}
 		s.insts = append(s.insts, in)
 	}
+	if cfg.Speculative != nil {
+		sp, err := newSpecState(cfg)
+		if err != nil {
+			return nil, err
+		}
+		s.spec = sp
+		for _, rp := range s.replicas {
+			rp.lookahead = cfg.Speculative.Lookahead
+		}
+	}
 	s.servableBlocks = cfg.NumGPUBlocks
 	if cfg.Engine.Scheduler == engine.SchedulerV0 && !cfg.Engine.EnableChunkedPrefill {
 		s.servableBlocks -= cfg.NumGPUBlocks / 100 // scheduleV0's watermark
@@ -165,6 +178,9 @@ func newSimulator(cfg *Config) (*Simulator, error) {
 			return nil, err
 		}
 	}
+	if cfg.Autoscale != nil {
+		s.as = newAutoscaler(s)
+	}
 	return s, nil
 }
 
@@ -176,6 +192,9 @@ func (s *Simulator) loop(ctx context.Context) error {
 		limit = DefaultMaxEvents
 	}
 	s.d.start()
+	if s.as != nil {
+		s.as.start()
+	}
 	if s.cfg.Report.Timeseries {
 		s.tickNext = nsPerSecond
 		s.push(event{t: s.tickNext, kind: evTick})
@@ -230,6 +249,8 @@ func (s *Simulator) loop(ctx context.Context) error {
 			}
 		case evTick:
 			s.tick(e.t)
+		case evScale, evReady:
+			s.as.handle(&e)
 		}
 		if s.err != nil {
 			return s.err
@@ -269,7 +290,7 @@ func (s *Simulator) deliver(r *request, t Time) {
 	in := s.route()
 	r.replica = in.id // the instance, until a rank takes it
 	in.pending++
-	at := in.front.admit(t, r.input)
+	at := in.front.admit(t+usToNS(in.front.coef.ClientUS, in.front.scale), r.input)
 	s.push(event{t: at, kind: evEngine, req: r})
 }
 
@@ -302,23 +323,28 @@ func (s *Simulator) engineArrival(r *request, t Time) {
 	s.kick(rp, t)
 }
 
-// route picks an instance for a new request.
+// route picks an instance for a new request (of those serving, with an
+// autoscaler).
 func (s *Simulator) route() *instance {
-	if len(s.insts) == 1 {
-		return s.insts[0]
+	insts := s.insts
+	if s.as != nil {
+		insts = s.as.routable()
+	}
+	if len(insts) == 1 {
+		return insts[0]
 	}
 	switch s.cfg.Router {
 	case RouterLeastOutstanding:
-		best := s.insts[0]
-		for _, in := range s.insts[1:] {
+		best := insts[0]
+		for _, in := range insts[1:] {
 			if in.outstanding() < best.outstanding() {
 				best = in
 			}
 		}
 		return best
 	case RouterLeastKV:
-		best := s.insts[0]
-		for _, in := range s.insts[1:] {
+		best := insts[0]
+		for _, in := range insts[1:] {
 			u, bu := in.kvUsage(), best.kvUsage()
 			if u < bu || (u == bu && in.outstanding() < best.outstanding()) {
 				best = in
@@ -326,7 +352,7 @@ func (s *Simulator) route() *instance {
 		}
 		return best
 	}
-	in := s.insts[s.rr%len(s.insts)]
+	in := insts[s.rr%len(insts)]
 	s.rr++
 	return in
 }
@@ -352,6 +378,9 @@ func (s *Simulator) tryStart(rp *replica, t Time) {
 		compute = s.stepTime(rp)
 	} else {
 		compute = rp.model.StepTime(&rp.batch)
+		if s.spec != nil {
+			compute = s.spec.withProposer(rp, compute)
+		}
 	}
 	dt, err := stepClock(compute + rp.swapSec)
 	if err != nil {
@@ -403,6 +432,9 @@ func (s *Simulator) applyStep(rp *replica, t Time) {
 				r.engineFirst, r.serverFirst = t, begin
 			}
 			s.m.token(r, t, at(i)+half)
+			if s.spec != nil {
+				s.specDelivered(r, t)
+			}
 			if r.generated >= r.output {
 				anyDone = true
 			}

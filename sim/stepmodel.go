@@ -13,7 +13,9 @@ func (c *Config) StepModel() (*steptime.Model, error) {
 	if err != nil {
 		return nil, err
 	}
-	sm.WithCUDAGraphs(steptime.CUDAGraphTokens(c.Engine.MaxNumSeqs, c.Engine.MaxNumBatchedTokens)).WithKernelDB(c.KernelDB)
+	// With speculative decoding vLLM sizes the graphs by the 1 + K query
+	// tokens of a decoding request (decodeQueryLen).
+	sm.WithCUDAGraphs(steptime.CUDAGraphTokens(c.Engine.MaxNumSeqs*c.decodeQueryLen(), c.Engine.MaxNumBatchedTokens)).WithKernelDB(c.KernelDB)
 	if c.Model.MoE != nil {
 		moeTP, moeEP := c.moeSplit()
 		sm.WithMoESplit(moeTP, moeEP, max(c.DP, 1))

@@ -181,7 +181,7 @@ func (w *Workload) validateStages() error {
 		if total > maxSeriesSeconds {
 			return fieldErr(f+".duration_s", fmt.Sprintf("the stages up to this one last %g s, past the %d s (about 11.6 days) over which stage throughput is counted", total, maxSeriesSeconds))
 		}
-		if st.Concurrency == 0 || st.RateRPS != 0 {
+		if st.RateRPS != 0 {
 			if err := checkRate(typ, st.RateRPS, w.Arrival.CV, f+".rate_rps", true); err != nil {
 				return err
 			}

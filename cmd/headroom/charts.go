@@ -25,6 +25,11 @@ func writePlotFiles(dir string, v any) error {
 	case *plan.SweepResult:
 		name = "sweep-heatmap.svg"
 	case *plan.PlanResult:
+		if r := v.(*plan.PlanResult); r.Day != nil {
+			if err := writeSVG(filepath.Join(dir, "plan-day.svg"), func(w io.Writer) error { return plot.Day(w, r.Day) }); err != nil {
+				return err
+			}
+		}
 		name = "plan-pareto.svg"
 	case *plan.CurveResult:
 		name = "curve.svg"

@@ -2,7 +2,6 @@ package main
 
 import (
 	"flag"
-	"strconv"
 	"strings"
 
 	"github.com/headroom-sim/headroom/catalogs"
@@ -63,13 +62,4 @@ func (d *disaggFlags) search(cat *catalogs.Catalog) (*plan.DisaggSearch, error) 
 		}
 	}
 	return s, nil
-}
-
-// shapeCells are the gpu, tp and replicas cells of a plan table row: a
-// disaggregated shape writes both pools in the gpu cell.
-func shapeCells(c plan.Config) (gpu, tp, replicas string) {
-	if d := c.Disaggregation; d != nil {
-		return d.String(), "-", "-"
-	}
-	return c.GPU, strconv.Itoa(c.TP), strconv.Itoa(c.Replicas)
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -194,109 +193,6 @@ func writeSweepTable(w io.Writer, res *plan.SweepResult) {
 		fmt.Fprintln(tw, strings.Join(cells, "\t")+"\t")
 	}
 	tw.Flush()
-}
-
-func runPlan(ctx context.Context, e *env, args []string) error {
-	var p planFlags
-	var gpus, tps string
-	var prices setFlags
-	var maxReplicas int
-	var noHeadroom bool
-	var pareto string
-	var dis disaggFlags
-	fs := newFlagSet("plan")
-	p.register(fs, "table|json")
-	fs.StringVar(&gpus, "gpus", "", "candidate GPU ids, comma-separated (default: the whole catalog)")
-	fs.StringVar(&tps, "tps", "1,2,4,8", "candidate tensor-parallel degrees")
-	fs.IntVar(&maxReplicas, "max-replicas", 16, "most replicas to try per GPU and TP")
-	fs.Var(&prices, "price", "override a GPU's price: --price h100-sxm=2.10 (USD per GPU-hour; repeatable)")
-	fs.BoolVar(&noHeadroom, "no-headroom", false, "skip the headroom search of each candidate")
-	fs.StringVar(&pareto, "pareto-metric", "e2e_ms.p99", "latency the Pareto front trades against cost")
-	dis.register(fs)
-	r, sc, err := p.parse(e, fs, args, "table", "json")
-	if err != nil {
-		return err
-	}
-	if err := requireSLA(sc); err != nil {
-		return err
-	}
-	spec := plan.PlanSpec{Scenario: sc, MaxReplicas: maxReplicas, SkipHeadroom: noHeadroom, ParetoMetric: pareto, PricePerGPUHourUSD: map[string]float64{}}
-	if gpus != "" {
-		for _, g := range strings.Split(gpus, ",") {
-			gg, err := r.Env.Catalog.GPU(strings.TrimSpace(g))
-			if err != nil {
-				return usagef("--gpus: %v", err)
-			}
-			spec.GPUs = append(spec.GPUs, gg.ID)
-		}
-	}
-	if spec.TPs, err = parseInts("tps", tps); err != nil {
-		return err
-	}
-	for _, pr := range prices {
-		id, v, ok := strings.Cut(pr, "=")
-		f, err := strconv.ParseFloat(v, 64)
-		g, gerr := r.Env.Catalog.GPU(id)
-		if !ok || err != nil || f < 0 || gerr != nil {
-			return usagef("--price: %q is not gpu=USD-per-hour with a known GPU", pr)
-		}
-		spec.PricePerGPUHourUSD[g.ID] = f
-	}
-	if spec.Disaggregation, err = dis.search(r.Env.Catalog); err != nil {
-		return err
-	}
-	res, err := r.Plan(ctx, spec, progressBar(e.stderr, p.progress, "plan"))
-	if errors.Is(err, plan.ErrNoCandidates) {
-		return &infeasibleError{"no candidate configuration fits the model; see pruned"}
-	}
-	return p.emit(e, res, err, func(w io.Writer) error {
-		writePlanTable(w, res)
-		if len(res.Candidates) == 0 {
-			return &infeasibleError{"no candidate meets the SLA within --max-replicas"}
-		}
-		return nil
-	})
-}
-
-func writePlanTable(w io.Writer, res *plan.PlanResult) {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(w, "Target load: %g (%s); %d simulations\n\n", res.TargetLoad, res.Dimension, res.Simulations)
-	fmt.Fprintln(tw, "rank\tgpu\ttp\treplicas\tgpus\tUSD/h\tUSD/Mtok out\tTTFT p99 ms\tTPOT p99 ms\tout tok/s\theadroom\tlimit\tpareto\t")
-	for i, c := range res.Candidates {
-		mark := ""
-		if c.Pareto {
-			mark = "*"
-		}
-		gpu, tp, replicas := shapeCells(c.Config)
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%d\t%.2f\t%.3f\t%.0f\t%.1f\t%.0f\t%.2fx\t%s\t%s\t\n", i+1, gpu, tp, replicas, c.GPUs, c.CostPerHourUSD, c.CostPerMillionOutputTokensUSD,
-			c.TTFTP99MS, c.TPOTP99MS, c.OutputTokensPerS, c.Headroom, c.HeadroomLimiting, mark)
-	}
-	tw.Flush()
-	if len(res.Missed) > 0 {
-		fmt.Fprintf(w, "\nMissed the SLA even at the most replicas tried:")
-		for _, c := range res.Missed {
-			if d := c.Disaggregation; d != nil {
-				fmt.Fprintf(w, " [%s]", d)
-				continue
-			}
-			fmt.Fprintf(w, " %s×tp%d×%d", c.GPU, c.TP, c.Replicas)
-		}
-		fmt.Fprintln(w)
-	}
-	if len(res.Pruned) > 0 {
-		fmt.Fprintf(w, "\nPruned before simulating (%d): ", len(res.Pruned))
-		for i, p := range res.Pruned {
-			if i > 0 {
-				fmt.Fprint(w, ", ")
-			}
-			if d := p.Disaggregation; d != nil {
-				fmt.Fprintf(w, "[P %s tp%d + D %s tp%d]", d.Prefill.GPU, d.Prefill.TP, d.Decode.GPU, d.Decode.TP)
-				continue
-			}
-			fmt.Fprintf(w, "%s tp%d", p.GPU, p.TP)
-		}
-		fmt.Fprintln(w)
-	}
 }
 
 func runCurve(ctx context.Context, e *env, args []string) error {

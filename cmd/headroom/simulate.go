@@ -299,6 +299,10 @@ func writeReportTable(w io.Writer, sc *scenario.Scenario, res *scenario.Resolved
 	fl := r.Fluency
 	fmt.Fprintf(tw, "Fluency\tITL CV %.2f, %d stalls > %.0f ms, longest %.0f ms\n", fl.ITLCV, fl.Stalls, fl.StallThresholdMS, fl.LongestStallMS)
 	writeDisaggTable(tw, r)
+	if sp := r.Speculative; sp != nil {
+		fmt.Fprintf(tw, "Speculative\t%s, %d drafts: %.1f%% accepted (by position %s), mean acceptance length %.2f, %.2f tokens per request step, proposer %.1f%% of step time\n",
+			sp.Method, sp.NumSpeculativeTokens, 100*sp.AcceptanceRate, percents(sp.PerPositionAcceptanceRate), sp.MeanAcceptanceLength, sp.TokensPerRequestStep, 100*sp.ProposerTimeRatio)
+	}
 	if r.SLA != nil {
 		verdict := "MET"
 		if !r.SLA.Met {
@@ -313,6 +317,12 @@ func writeReportTable(w io.Writer, sc *scenario.Scenario, res *scenario.Resolved
 			fmt.Fprintf(tw, "  %s %s\t%.1f ms (limit %.1f) %s\n", c.Metric, c.Quantile, c.ValueMS, c.LimitMS, mark)
 		}
 	}
+	if a := r.Autoscale; a != nil {
+		rs := a.ReplicaSeconds
+		fmt.Fprintf(tw, "Autoscale	%s at %g per replica, %d–%d replicas, scale-up delay %.0f s: %d started, %d removed, at most %d held; %.2f replica-hours (%.2f starting, %.2f serving, %.2f draining) over %.0f s\n",
+			a.Metric, a.Target, a.MinReplicas, a.MaxReplicas, a.ScaleUpDelayS, a.ScaleUps, a.ScaleDowns, a.PeakReplicas,
+			rs.Total/3600, rs.Starting/3600, rs.Serving/3600, rs.Draining/3600, a.EndS)
+	}
 	for _, st := range r.Stages {
 		load := fmt.Sprintf("%.2f req/s", st.RateRPS)
 		if st.Concurrency > 0 {
@@ -322,4 +332,13 @@ func writeReportTable(w io.Writer, sc *scenario.Scenario, res *scenario.Resolved
 			st.Index, load, st.DurationS, st.Requests.Completed, st.TTFTMS.P50, st.TTFTMS.P99, st.TPOTMS.P50, st.TPOTMS.P99, st.Throughput.OutputTokensPerS)
 	}
 	tw.Flush()
+}
+
+// percents writes fractions as "80/59/42%".
+func percents(xs []float64) string {
+	parts := make([]string, len(xs))
+	for i, x := range xs {
+		parts[i] = fmt.Sprintf("%.0f", 100*x)
+	}
+	return strings.Join(parts, "/") + "%"
 }

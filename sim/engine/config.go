@@ -47,6 +47,9 @@ type Config struct {
 	// NumGPUBlocksOverride replaces the memory model's block count (vLLM
 	// --num-gpu-blocks-override), e.g. with the count a real server logged.
 	NumGPUBlocksOverride int `yaml:"num_gpu_blocks_override" json:"num_gpu_blocks_override"`
+	// Speculative is vLLM's --speculative-config (nil: no speculative
+	// decoding); see speculative.go.
+	Speculative *Speculative `yaml:"speculative,omitempty" json:"speculative,omitempty"`
 }
 
 // MaxSwapSpaceGiB bounds swap_space_gib (1 PiB of CPU memory per GPU):
@@ -151,6 +154,9 @@ func (c Config) Validate(m *models.Model) error {
 	case c.MaxNumBatchedTokens < c.MaxNumSeqs:
 		// vLLM's SchedulerConfig rejects this too.
 		return &FieldError{Field: "max_num_batched_tokens", Reason: fmt.Sprintf("%d is below max_num_seqs %d", c.MaxNumBatchedTokens, c.MaxNumSeqs)}
+	}
+	if c.Speculative != nil {
+		return c.Speculative.validate(m, c.Scheduler)
 	}
 	return nil
 }

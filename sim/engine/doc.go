@@ -2,5 +2,6 @@
 // scenario's `engine:` section), vLLM's defaults for them (which depend on
 // the GPU), and their validation.
 //
-// Reading order: config.go.
+// Reading order: config.go, speculative.go (speculative decoding
+// settings and the published acceptance defaults).
 package engine

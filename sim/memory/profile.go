@@ -29,6 +29,12 @@ type Setup struct {
 	// ExtraNonTorchBytes is added to the non-torch term: a memory
 	// calibration from a logged block count (calibration profiles carry it).
 	ExtraNonTorchBytes float64
+	// DraftWeightsBytes and DraftKVBytesPerToken are a speculative-decoding
+	// drafter's weights and KV per token on each GPU
+	// (models.Drafter.WeightBytesPerGPU, KVBytesPerToken): vLLM loads the
+	// drafter beside the target and gives its layers KV from the same
+	// block pool, so every block also holds the drafter's KV of its tokens.
+	DraftWeightsBytes, DraftKVBytesPerToken float64
 }
 
 // Profile is vLLM's start-up memory split of one GPU, in bytes.
@@ -37,6 +43,9 @@ type Profile struct {
 	// UsableBytes = TotalBytes × gpu_memory_utilization.
 	UsableBytes  float64 `json:"usable_bytes"`
 	WeightsBytes float64 `json:"weights_bytes"`
+	// DraftWeightsBytes is the part of WeightsBytes that is the
+	// speculative-decoding drafter's.
+	DraftWeightsBytes float64 `json:"draft_weights_bytes,omitempty"`
 	// ActivationBytes is PyTorch's peak allocation increase during the
 	// profiling run: the larger of the forward pass's and the sampler's.
 	ActivationBytes float64 `json:"activation_bytes"`
@@ -75,7 +84,8 @@ func Compute(s Setup) (Profile, error) {
 	p.BlockSize = e.BlockSize
 	p.TotalBytes = float64(g.MemoryBytes)
 	p.UsableBytes = p.TotalBytes * e.GPUMemoryUtilization
-	p.WeightsBytes = m.WeightBytesPerGPUEP(s.Precision, tp, s.EP)
+	p.WeightsBytes = m.WeightBytesPerGPUEP(s.Precision, tp, s.EP) + s.DraftWeightsBytes
+	p.DraftWeightsBytes = s.DraftWeightsBytes
 	p.ForwardPeakBytes = ForwardPeakBytes(m, s.Precision, tp, e.MaxNumBatchedTokens)
 	p.SamplerPeakBytes = SamplerPeakBytes(m, s.Precision, e.MaxNumBatchedTokens, e.MaxNumSeqs)
 	p.ActivationBytes = math.Max(p.ForwardPeakBytes, p.SamplerPeakBytes)
@@ -84,6 +94,10 @@ func Compute(s Setup) (Profile, error) {
 
 	p.KVGroups, p.LayersPerGroup = kvGroups(m)
 	p.BlockBytes = float64(e.BlockSize) * m.KVBytesPerTokenLayer(s.Precision.KV, tp) * float64(p.LayersPerGroup)
+	if s.DraftKVBytesPerToken > 0 {
+		// The drafter's layers spread over the groups' blocks.
+		p.BlockBytes += float64(e.BlockSize) * s.DraftKVBytesPerToken / float64(p.KVGroups)
+	}
 
 	if p.WeightsBytes > p.UsableBytes {
 		return p, fmt.Errorf("%w: weights need %.2f GiB per GPU but gpu_memory_utilization %.2f of %.2f GiB leaves %.2f GiB", ErrDoesNotFit,

@@ -35,12 +35,13 @@ func (s *Model) attentionTime(b *models.Batch, visit visitor) float64 {
 	}
 	if b.DecodeSeqs > 0 {
 		seqs := float64(b.DecodeSeqs)
+		q := seqs + float64(b.SpecTokens)
 		if a.MLA {
 			sum += s.mlaAttention(b, false, visit)
 		} else {
-			sum += s.decodeLayers(s.attn, a.FullLayers, seqs, b.DecodeContext, visit)
+			sum += s.decodeLayers(s.attn, a.FullLayers, seqs, b.DecodeContext, q, b.DecodeContext+b.SpecPairs, visit)
 			if a.SlidingLayers > 0 {
-				sum += s.decodeLayers(s.attnSWA, a.SlidingLayers, seqs, b.DecodeContextSWA, visit)
+				sum += s.decodeLayers(s.attnSWA, a.SlidingLayers, seqs, b.DecodeContextSWA, q, b.DecodeContextSWA+b.SpecPairsSWA, visit)
 			}
 		}
 	}
@@ -87,7 +88,10 @@ func (s *Model) prefillLayers(shape AttentionShape, layers int, chunks, pairs, k
 	return sum
 }
 
-func (s *Model) decodeLayers(shape AttentionShape, layers int, seqs, ctx float64, visit visitor) float64 {
+// decodeLayers is the decode attention of seqs sequences reading ctx KV
+// tokens in all, with queries query tokens computing pairs query-key
+// pairs (queries = seqs and pairs = ctx without speculative decoding).
+func (s *Model) decodeLayers(shape AttentionShape, layers int, seqs, ctx, queries, pairs float64, visit visitor) float64 {
 	if layers <= 0 || seqs <= 0 {
 		return 0
 	}
@@ -113,6 +117,12 @@ func (s *Model) decodeLayers(shape AttentionShape, layers int, seqs, ctx float64
 			}
 		}
 	}
+	spec := ""
+	if queries > seqs {
+		one *= verifyScale(shape, Roof{FLOPS: s.hw.AttentionFLOPS, BytesPerSec: s.hw.BytesPerSec}, seqs, ctx, queries, pairs)
+		spec = fmt.Sprintf(", %.0f queries (drafts verified)", queries)
+		measured = 0
+	}
 	sum := one * float64(layers)
 	if visit != nil {
 		if src == "" {
@@ -123,7 +133,7 @@ func (s *Model) decodeLayers(shape AttentionShape, layers int, seqs, ctx float64
 			name += fmt.Sprintf(" (window %d)", shape.Key.Window)
 		}
 		visit(Kernel{Op: models.OpAttnDecode, Name: name, Count: layers,
-			Shape: fmt.Sprintf("%.0f seqs × %.0f KV tokens, %d/%d heads × %d, KV %s", seqs, mean, shape.Key.Heads, shape.Key.KVHeads, shape.Key.HeadDim, shape.Key.KVDType),
+			Shape: fmt.Sprintf("%.0f seqs × %.0f KV tokens%s, %d/%d heads × %d, KV %s", seqs, mean, spec, shape.Key.Heads, shape.Key.KVHeads, shape.Key.HeadDim, shape.Key.KVDType),
 			Sec:   sum, Bound: bound, Source: src, MeasuredSec: measured})
 	}
 	return sum

@@ -38,7 +38,8 @@ var SiblingSystems = map[string]string{
 	"b200_sxm": "b300_sxm", "b300_sxm": "b200_sxm",
 }
 
-// measuredProfile returns the embedded fitted profile of system.
+// measuredProfile returns the embedded fitted kernel profile of system,
+// with the host costs (HostCosts) laid over it.
 func measuredProfile(system string) (Profile, bool) {
 	b, err := profileFS.ReadFile("profiles/" + system + ".json")
 	if err != nil {
@@ -48,7 +49,35 @@ func measuredProfile(system string) (Profile, bool) {
 	if err := json.Unmarshal(b, &p); err != nil {
 		panic(fmt.Sprintf("steptime: embedded profile %s: %v", system, err))
 	}
+	h := HostCosts()
+	p.CPU, p.Frontend = h.CPU, h.Frontend
 	return p, true
+}
+
+// Host holds the costs of the serving host rather than of the GPU's
+// kernels: the engine's CPU time per step and the API server's and
+// client's time per request and token. They are fitted to measured serving
+// runs (internal/study/calibrate.FitHost on the fit half of
+// ../shared/data/measured/aiconfigurator-silicon; regenerated with
+// `HEADROOM_FIT_HOST=1 go test ./internal/study/calibrate -run TestFitHost
+// -update`) and are the same for every GPU.
+type Host struct {
+	Source   string         `json:"source"`
+	CPU      CPUCoeffs      `json:"cpu"`
+	Frontend FrontendCoeffs `json:"frontend"`
+}
+
+// HostCosts returns the embedded fitted host costs.
+func HostCosts() Host {
+	b, err := profileFS.ReadFile("profiles/host.json")
+	if err != nil {
+		panic("steptime: no embedded host costs: " + err.Error())
+	}
+	var h Host
+	if err := json.Unmarshal(b, &h); err != nil {
+		panic("steptime: embedded host costs: " + err.Error())
+	}
+	return h
 }
 
 // TemplateSystem is the measured system whose fitted fractions an

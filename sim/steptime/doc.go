@@ -9,7 +9,8 @@
 // per-GPU-family defaults; calibration replaces them with fitted values.
 //
 // Reading order: profile.go (coefficients and defaults), model.go (the
-// step time). The subpackage kernels compares the model with measured
+// step time), verify.go (speculative decoding's verification and draft
+// passes). The subpackage kernels compares the model with measured
 // kernel and static-batch times and fits the defaults; docs/steptime.md
 // has the equations, the provenance of every default and the error tables.
 package steptime

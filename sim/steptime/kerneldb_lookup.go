@@ -136,19 +136,43 @@ func (g *grid2) at(batch, x float64, ideal func(b, x float64) float64) float64 {
 	return ideal(batch, x) / (u0*(1-w) + u1*w)
 }
 
-// LookupMoE returns the measured fused-MoE time for tokens tokens entering
-// the layer (the whole batch, every data-parallel rank's for expert
-// parallelism); ok is false for a configuration that was not measured.
-// flopsPerToken and weightBytes describe the rank's work for holding the
-// utilisation beyond the measured token range.
-func (db *KernelDB) LookupMoE(k MoEKey, tokens int, roof Roof, flopsPerToken, weightBytes float64) (float64, bool) {
+// LookupMoE returns the fused-MoE time for tokens tokens entering the layer
+// (the whole batch, every data-parallel rank's for expert parallelism) on
+// hw, from the measured curve of configuration k; ok is false for a
+// configuration that was not measured. Between and beyond the measured
+// token counts the utilisation (ideal time on hw over measured time) is
+// interpolated and held. A larger batch is never priced at a lower
+// utilisation than a smaller measured one: vLLM picks its kernel
+// configuration per batch size, so the smaller batch's configuration is
+// available to the larger (the collector's Triton rows jump where their
+// untuned configuration changes, by up to 3× from 64 to 128 tokens).
+func (db *KernelDB) LookupMoE(k MoEKey, tokens int, hw Hardware) (float64, bool) {
 	c := db.moe[k]
 	if c == nil || c.Len() == 0 || tokens < 1 {
 		return 0, false
 	}
-	return c.At(float64(tokens), func(x float64) float64 {
-		return roof.time(x*flopsPerToken, weightBytes)
-	}), true
+	return moeEnvelope(c, k, tokens, hw), true
+}
+
+// moeEnvelope is curve c of configuration k at tokens on hw, with the
+// utilisation envelope of LookupMoE.
+func moeEnvelope(c *Curve, k MoEKey, tokens int, hw Hardware) float64 {
+	ideal := func(x float64) float64 { return moeIdeal(k, int(x), hw) }
+	lat := c.At(float64(tokens), ideal)
+	it := ideal(float64(tokens))
+	if !(it > 0) {
+		return lat
+	}
+	util := it / lat
+	for i, x := range c.X {
+		if x > float64(tokens) {
+			break
+		}
+		if u := ideal(x) / c.Y[i]; u > util {
+			util = u
+		}
+	}
+	return it / util
 }
 
 // MoEConfigs lists the measured fused-MoE configurations.
@@ -256,18 +280,16 @@ func (db *KernelDB) LookupMoETransfer(k MoEKey, tokens int, hw Hardware) (sec fl
 		return 0, "", false
 	}
 	if src, found := db.nearestSplit(k); found {
-		c := db.moe[src]
-		measured := c.At(float64(tokens), func(x float64) float64 { return moeIdeal(src, int(x), hw) })
+		measured := moeEnvelope(db.moe[src], src, tokens, hw)
 		return measured * moeIdeal(k, tokens, hw) / moeIdeal(src, tokens, hw), fmt.Sprintf("TP%d×EP%d", src.TP, src.EP), true
 	}
 	if sib := db.Sibling; sib != nil {
 		if c := sib.moe[k]; c != nil && c.Len() > 0 {
-			measured := c.At(float64(tokens), func(x float64) float64 { return moeIdeal(k, int(x), db.SiblingHW) })
+			measured := moeEnvelope(c, k, tokens, db.SiblingHW)
 			return measured * moeIdeal(k, tokens, hw) / moeIdeal(k, tokens, db.SiblingHW), sib.System, true
 		}
 		if src, found := sib.nearestSplit(k); found {
-			c := sib.moe[src]
-			measured := c.At(float64(tokens), func(x float64) float64 { return moeIdeal(src, int(x), db.SiblingHW) })
+			measured := moeEnvelope(sib.moe[src], src, tokens, db.SiblingHW)
 			return measured * moeIdeal(k, tokens, hw) / moeIdeal(src, tokens, db.SiblingHW), fmt.Sprintf("%s TP%d×EP%d", sib.System, src.TP, src.EP), true
 		}
 	}

@@ -276,8 +276,7 @@ func (s *Model) fusedMoE(k MoEKey, g int, w MoEWork, explain bool) (sec float64,
 		}
 		return sec, bound, src, 0
 	}
-	roof := s.hw.Roof(k.Format)
-	if t, ok := s.db.LookupMoE(k, g, roof, w.FLOPs/math.Max(w.Tokens, 1), w.WeightBytes); ok {
+	if t, ok := s.db.LookupMoE(k, g, s.hw); ok {
 		sec = s.scaleMeasured(t, bound) / s.prof.Scale.speed().Experts
 		if explain {
 			exact := s.db.hasMoE(k, g)

@@ -41,7 +41,8 @@ type Model struct {
 	kvBytesL float64 // KV bytes per token per layer on one GPU
 
 	memoTok   []float64 // dense part by token count (NaN: not computed)
-	memoMoE   []float64 // MoE part by the group's token count
+	memoMoE   []float64 // MoE part by the group's token count (CUDA-graph steps)
+	memoMoEE  []float64 // the same for eager steps
 	memoSamp  []float64 // sampled part by sampled count
 	memoLimit int
 }
@@ -76,7 +77,7 @@ func (s *Model) rebuild() {
 	s.resetMemo()
 }
 
-func (s *Model) resetMemo() { s.memoTok, s.memoMoE, s.memoSamp = nil, nil, nil }
+func (s *Model) resetMemo() { s.memoTok, s.memoMoE, s.memoMoEE, s.memoSamp = nil, nil, nil, nil }
 
 // WithKernelDB switches to the table backend over db (nil: the formula).
 func (s *Model) WithKernelDB(db *KernelDB) *Model {
@@ -183,10 +184,15 @@ func (s *Model) groupTokens(b *models.Batch) int {
 
 // StepTime is the step's wall time in seconds.
 func (s *Model) StepTime(b *models.Batch) float64 {
-	t := b.Tokens()
-	if t == 0 {
+	if b.Tokens() == 0 {
 		return 0
 	}
+	return s.total(s.gpuTime(b), s.CPUTime(b))
+}
+
+// gpuTime is the step's GPU time in seconds (b has tokens).
+func (s *Model) gpuTime(b *models.Batch) float64 {
+	t := b.Tokens()
 	gpu := s.memo(&s.memoTok, t, func(n int) float64 { return s.denseTime(n, nil) }) +
 		s.memo(&s.memoSamp, b.Sampled, func(n int) float64 { return s.sampledTime(n, s.eager(t), nil) }) +
 		s.attentionTime(b, nil)
@@ -194,12 +200,12 @@ func (s *Model) StepTime(b *models.Batch) float64 {
 		g := s.groupTokens(b)
 		eager := s.eager(t)
 		if eager {
-			gpu += s.moeTime(g, true, nil)
+			gpu += s.memo(&s.memoMoEE, g, func(n int) float64 { return s.moeTime(n, true, nil) })
 		} else {
 			gpu += s.memo(&s.memoMoE, g, func(n int) float64 { return s.moeTime(n, false, nil) })
 		}
 	}
-	return s.total(gpu, s.CPUTime(b))
+	return gpu
 }
 
 // memo caches f(n) for n below the limit.

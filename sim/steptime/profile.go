@@ -275,6 +275,10 @@ type CPUCoeffs struct {
 // engine step, decoding its output message; per output token, incremental
 // detokenisation, the streamed event's JSON and its socket write.
 type FrontendCoeffs struct {
+	// ClientUS is each request's own latency outside the server's shared
+	// loop: the client's send path, the connection and the server-side
+	// work that runs concurrently for many requests.
+	ClientUS         float64 `json:"client_us" yaml:"client_us"`
 	RequestUS        float64 `json:"request_us" yaml:"request_us"`
 	PerPromptTokenUS float64 `json:"per_prompt_token_us" yaml:"per_prompt_token_us"`
 	PerStepUS        float64 `json:"per_step_us" yaml:"per_step_us"`
@@ -449,7 +453,7 @@ func (p *Profile) Validate() error {
 		usec("eager_launch_us", p.EagerLaunchUS),
 		usec("cpu.step_overhead_us", cpu.StepOverheadUS), usec("cpu.per_seq_overhead_us", cpu.PerSeqOverheadUS),
 		usec("cpu.per_prefill_overhead_us", cpu.PerPrefillOverheadUS), rangeCheck{"cpu.async_overlap", cpu.AsyncOverlap, 0, 1, false},
-		usec("frontend.request_us", p.Frontend.RequestUS), usec("frontend.per_prompt_token_us", p.Frontend.PerPromptTokenUS),
+		usec("frontend.client_us", p.Frontend.ClientUS), usec("frontend.request_us", p.Frontend.RequestUS), usec("frontend.per_prompt_token_us", p.Frontend.PerPromptTokenUS),
 		usec("frontend.per_step_us", p.Frontend.PerStepUS), usec("frontend.per_output_token_us", p.Frontend.PerOutputTokenUS),
 		rangeCheck{"scale.compute", s.Compute, 0, 100, false}, rangeCheck{"scale.memory", s.Memory, 0, 100, false},
 		rangeCheck{"scale.overhead", s.Overhead, 0, 100, false}, rangeCheck{"scale.experts", s.Experts, 0, 100, false},
@@ -501,9 +505,8 @@ func (p Profile) Clone() Profile {
 //     step-time model) reach 0.664 of peak bandwidth; under CUDA-graph replay
 //     about 1.5 µs of fixed time per kernel remains.
 //   - EagerLaunchUS: the same measurements' eager per-kernel cost, 4.8 µs.
-//   - CPU: 1500 µs per step + 10 µs per sequence + 50 µs per prefill chunk,
-//     80% hidden under the GPU with async scheduling; these are host costs,
-//     not kernel coefficients.
+//   - CPU and Frontend: the host costs (HostCosts), fitted to measured
+//     serving runs rather than kernel tables.
 func BaseProfile() Profile {
 	return Profile{
 		SchemaVersion: ProfileSchemaVersion,
@@ -518,8 +521,8 @@ func BaseProfile() Profile {
 			NCCLLatencyUS: 10, NCCLPerGPUUS: 2, NCCLLinkEfficiency: 0.7, NCCLAllReduceLatencyUS: 12, NCCLAllReduceEfficiency: 0.7,
 			NCCLLLEfficiency: 0.25, NCCLSimpleExtraUS: 15},
 		EagerLaunchUS: 4.8,
-		CPU:           CPUCoeffs{StepOverheadUS: 1500, PerSeqOverheadUS: 10, PerPrefillOverheadUS: 50, AsyncOverlap: 0.8},
-		Frontend:      FrontendCoeffs{RequestUS: 1000, PerPromptTokenUS: 1, PerStepUS: 100, PerOutputTokenUS: 30},
+		CPU:           HostCosts().CPU,
+		Frontend:      HostCosts().Frontend,
 	}
 }
 

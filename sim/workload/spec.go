@@ -29,13 +29,21 @@ type Spec struct {
 	// MaxConcurrency caps requests in flight at the client (0 = none), as
 	// `vllm bench --max-concurrency` does; waiting at the client is not part
 	// of TTFT.
-	MaxConcurrency int               `yaml:"max_concurrency,omitempty" json:"max_concurrency,omitempty"`
-	Stages         []StageSpec       `yaml:"stages,omitempty" json:"stages,omitempty"`
-	InputTokens    LengthSpec        `yaml:"input_tokens,omitempty" json:"input_tokens,omitzero"`
-	OutputTokens   LengthSpec        `yaml:"output_tokens,omitempty" json:"output_tokens,omitzero"`
-	SharedPrefix   *SharedPrefixSpec `yaml:"shared_prefix,omitempty" json:"shared_prefix,omitempty"`
-	MultiTurn      *MultiTurnSpec    `yaml:"multi_turn,omitempty" json:"multi_turn,omitempty"`
-	Trace          *TraceSpec        `yaml:"trace,omitempty" json:"trace,omitempty"`
+	MaxConcurrency int         `yaml:"max_concurrency,omitempty" json:"max_concurrency,omitempty"`
+	Stages         []StageSpec `yaml:"stages,omitempty" json:"stages,omitempty"`
+	// RateProfile is open-loop traffic that changes over time: each
+	// point's rate holds from its at_s until the next point's at_s; the
+	// last one until RateProfileEndS, or for as long as the step before it.
+	// Arrival then only shapes the arrivals (poisson when type is empty).
+	// With Requests 0 the whole profile runs.
+	RateProfile []RatePoint `yaml:"rate_profile,omitempty" json:"rate_profile,omitempty"`
+	// RateProfileEndS is when the profile ends (0: see RateProfile).
+	RateProfileEndS float64           `yaml:"rate_profile_end_s,omitempty" json:"rate_profile_end_s,omitempty"`
+	InputTokens     LengthSpec        `yaml:"input_tokens,omitempty" json:"input_tokens,omitzero"`
+	OutputTokens    LengthSpec        `yaml:"output_tokens,omitempty" json:"output_tokens,omitzero"`
+	SharedPrefix    *SharedPrefixSpec `yaml:"shared_prefix,omitempty" json:"shared_prefix,omitempty"`
+	MultiTurn       *MultiTurnSpec    `yaml:"multi_turn,omitempty" json:"multi_turn,omitempty"`
+	Trace           *TraceSpec        `yaml:"trace,omitempty" json:"trace,omitempty"`
 }
 
 // Validate checks the section; field is its path, normally "workload". The
@@ -50,6 +58,13 @@ func (s Spec) Validate(field string) error {
 	}
 	if s.MaxConcurrency < 0 {
 		return fe("max_concurrency", fmt.Sprintf("must be >= 0 (0 = no cap), got %d", s.MaxConcurrency))
+	}
+	if len(s.RateProfile) > 0 {
+		if err := s.validateProfile(field); err != nil {
+			return err
+		}
+	} else if s.RateProfileEndS != 0 {
+		return fe("rate_profile_end_s", "is only used with rate_profile")
 	}
 	if s.Trace != nil {
 		for _, k := range []struct {
@@ -66,7 +81,16 @@ func (s Spec) Validate(field string) error {
 		}
 		return s.Trace.Validate(field + ".trace")
 	}
-	if len(s.Stages) > 0 {
+	if len(s.RateProfile) > 0 {
+		if a := s.Arrival; a.Type != "" {
+			a.RateRPS = 1 // the profile gives the rates: check the shape
+			if err := a.Validate(field + ".arrival"); err != nil {
+				return err
+			}
+		} else if s.Arrival.CV != 0 || s.Arrival.ThinkTimeMS != 0 {
+			return fe("arrival", "only shapes the profile's arrivals: give type poisson, constant or gamma (with cv)")
+		}
+	} else if len(s.Stages) > 0 {
 		for i, st := range s.Stages {
 			if err := st.Validate(fmt.Sprintf("%s.stages[%d]", field, i)); err != nil {
 				return err

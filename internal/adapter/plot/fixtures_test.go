@@ -124,26 +124,43 @@ func sweep1Fixture(numeric bool) *plan.SweepResult {
 }
 
 func planFixture() *plan.PlanResult {
-	r := &plan.PlanResult{Dimension: plan.DimRate, TargetLoad: 20, Simulations: 12}
-	add := func(gpu string, tp, reps int, price, e2e float64, pareto, meets bool) {
+	r := &plan.PlanResult{Dimension: plan.DimRate, TargetLoad: 20, Simulations: 12, RequiredHeadroom: 1.3, ParetoMetric: "ttft_ms.p99", ParetoLimitMS: 1000}
+	add := func(gpu string, tp, reps int, price, ttft float64, pareto, meets, qualifies bool) {
 		c := plan.Candidate{Config: plan.Config{GPU: gpu, TP: tp, Replicas: reps}, GPUs: tp * reps, PricePerGPUHourUSD: price,
-			CostPerHourUSD: price * float64(tp*reps), MeetsSLA: meets, E2EP99MS: e2e, ParetoLatencyMS: e2e, TTFTP99MS: e2e / 10,
-			TPOTP99MS: e2e / 300, Pareto: pareto}
+			CostPerHourUSD: price * float64(tp*reps), MeetsSLA: meets, Qualifies: qualifies, TTFTP99MS: ttft, ParetoLatencyMS: ttft,
+			E2EP99MS: ttft * 10, TPOTP99MS: ttft / 30, Pareto: pareto}
 		if meets {
 			r.Candidates = append(r.Candidates, c)
 		} else {
 			r.Missed = append(r.Missed, c)
 		}
 	}
-	add("l40s", 1, 2, 1.0, 9800, true, true)
-	add("a100-80gb", 1, 2, 1.8, 7400, true, true)
-	add("a100-80gb", 2, 1, 1.8, 7900, false, true)
-	add("h100-sxm", 1, 2, 2.5, 6100, true, true)
-	add("h100-sxm", 2, 1, 2.5, 6300, false, true)
-	add("h100-sxm", 2, 2, 2.5, 5000, true, true)
-	add("h100-sxm", 4, 1, 2.5, 5600, false, true)
-	add("l40s", 1, 1, 1.0, 30000, false, false)
+	add("a100-80gb", 1, 2, 1.8, 740, true, true, true)
+	add("a100-80gb", 2, 1, 1.8, 790, false, true, true)
+	add("h100-sxm", 1, 2, 2.5, 610, true, true, true)
+	add("h100-sxm", 2, 1, 2.5, 630, false, true, true)
+	add("h100-sxm", 2, 2, 2.5, 500, true, true, true)
+	add("h100-sxm", 4, 1, 2.5, 560, false, true, true)
+	add("l40s", 1, 2, 1.0, 980, false, true, false)
+	add("l40s", 1, 1, 1.0, 3000, false, false, false)
+	r.Candidates[0].Recommended = true
 	return r
+}
+
+// dayFixture is a 2-hour profile in 30-minute windows on up to 3
+// replicas.
+func dayFixture() *plan.DayPlan {
+	d := &plan.DayPlan{Config: plan.Config{GPU: "h100-sxm", TP: 1, Replicas: 3}, GPUsPerReplica: 1, DurationS: 7200, WindowS: 1800,
+		PeakRateRPS: 30, BindingMetric: "ttft_ms.p99", BindingLimit: 1000, CapacityRPS: []float64{12, 25, 38}}
+	for i, rate := range []float64{5, 30, 20, 8} {
+		w := plan.DayWindow{StartS: float64(i) * 1800, DurationS: 1800, RateRPS: rate, ReplicasNeeded: []int{1, 3, 2, 1}[i]}
+		w.Autoscaled = plan.WindowOutcome{Requests: int(rate * 1800), LatencyMS: []float64{200, 1400, 600, 250}[i], SLAAttainment: []float64{1, 0.93, 1, 1}[i]}
+		w.Static = plan.WindowOutcome{Requests: int(rate * 1800), LatencyMS: []float64{150, 700, 400, 160}[i], SLAAttainment: 1}
+		d.Windows = append(d.Windows, w)
+	}
+	d.ReplicaTimeline = []sim.ReplicaCount{{TS: 0, Serving: 1}, {TS: 1815, Serving: 1, Starting: 2}, {TS: 1900, Serving: 3}, {TS: 4200, Serving: 2, Draining: 1}, {TS: 4230, Serving: 2}, {TS: 6000, Serving: 1}}
+	d.Autoscaled.SLAAttainment, d.Static.SLAAttainment = 0.981, 1
+	return d
 }
 
 func loadFixture() *plan.LoadResult {

@@ -13,61 +13,56 @@ import (
 	"github.com/headroom-sim/headroom/internal/study/plan"
 )
 
-// paretoMetric names the latency the plan's front traded against cost:
-// the candidates' figure it equals, or a generic name.
-func paretoMetric(cs []plan.Candidate) string {
-	names := []struct {
-		name string
-		get  func(*plan.Candidate) float64
-	}{
-		{"e2e_ms.p99", func(c *plan.Candidate) float64 { return c.E2EP99MS }},
-		{"ttft_ms.p99", func(c *plan.Candidate) float64 { return c.TTFTP99MS }},
-		{"tpot_ms.p99", func(c *plan.Candidate) float64 { return c.TPOTP99MS }},
-	}
-	for _, n := range names {
-		all := true
-		for i := range cs {
-			if n.get(&cs[i]) != cs[i].ParetoLatencyMS {
-				all = false
-				break
-			}
-		}
-		if all {
-			return n.name
-		}
-	}
-	return "Pareto latency"
-}
+// ConfigLabel names a cluster shape as the plan's tables do
+// (plan.Label: "h100-sxm TP2×3").
+func ConfigLabel(c plan.Config) string { return plan.Label(c) }
 
-// ConfigLabel names a cluster shape as gpu×tp×replicas (each pool of a
-// disaggregated one, P for prefill and D for decode).
-func ConfigLabel(c plan.Config) string {
-	if d := c.Disaggregation; d != nil {
-		// P: prefill pool, D: decode pool.
-		return fmt.Sprintf("P %s×%d×%d + D %s×%d×%d", d.Prefill.GPU, d.Prefill.TP, d.Prefill.Replicas, d.Decode.GPU, d.Decode.TP, d.Decode.Replicas)
-	}
-	return fmt.Sprintf("%s×%d×%d", c.GPU, c.TP, c.Replicas)
-}
-
-// Pareto draws a plan's candidates by cost per hour and latency (the
-// metric the plan's front trades, e2e_ms.p99 by default): the clusters on
-// the Pareto front joined and highlighted, the other SLA-meeting ones
-// plain, those that missed the SLA as grey crosses, each SLA-meeting point
-// labelled gpu×tp×replicas.
+// Pareto draws a plan's candidates by cost per hour and the latency the
+// plan's front trades against it (the binding SLA bound unless the plan
+// names another), with the bound's limit as a line: the qualifying
+// configurations on the Pareto front joined and labelled, the other
+// qualifying ones plain, those meeting the SLA only without the required
+// headroom as triangles, those that missed it as grey crosses (when their
+// latency is known), and the recommendation ringed. The legend says how
+// the labels read.
 func Pareto(w io.Writer, r *plan.PlanResult) error {
 	if r == nil || len(r.Candidates)+len(r.Missed) == 0 {
 		return noData("plan: no candidate was simulated")
 	}
-	all := append(slices.Clone(r.Candidates), r.Missed...)
-	metric := paretoMetric(all)
+	metric := r.ParetoMetric
+	if metric == "" {
+		metric = "latency"
+	}
+	var drawn []plan.Candidate
+	for _, c := range append(slices.Clone(r.Candidates), r.Missed...) {
+		if !c.StoppedEarly && finite(c.ParetoLatencyMS) {
+			drawn = append(drawn, c)
+		}
+	}
+	if len(drawn) == 0 {
+		return noData("plan: no candidate's %s is known", metric)
+	}
 	lo, hi := math.Inf(1), math.Inf(-1)
 	ylo, yhi := math.Inf(1), math.Inf(-1)
-	for _, c := range all {
+	for _, c := range drawn {
 		lo, hi = math.Min(lo, c.CostPerHourUSD), math.Max(hi, c.CostPerHourUSD)
 		ylo, yhi = math.Min(ylo, c.ParetoLatencyMS), math.Max(yhi, c.ParetoLatencyMS)
 	}
-	title := fmt.Sprintf("Plan: cost per hour vs %s, %d meet the SLA", metric, len(r.Candidates))
-	p := newPlot(title, "cost (USD per hour)", metric+" (ms)")
+	if r.ParetoLimitMS > 0 {
+		ylo, yhi = math.Min(ylo, r.ParetoLimitMS), math.Max(yhi, r.ParetoLimitMS)
+	}
+	qualify := 0
+	for _, c := range r.Candidates {
+		if c.Qualifies {
+			qualify++
+		}
+	}
+	title := fmt.Sprintf("Plan: cost vs %s, %d of %d qualify", metric, qualify, len(r.Candidates)+len(r.Missed))
+	yLabel := metric + " (ms)"
+	if r.ParetoLimitMS > 0 && r.ParetoMetric != "" {
+		yLabel = metric + " (ms), the binding SLA bound"
+	}
+	p := newPlot(title, "cost (USD per hour)", yLabel)
 	logX, logY := wantLog(lo, hi), wantLog(ylo, yhi)
 	if logX {
 		setLog(&p.X)
@@ -77,37 +72,39 @@ func Pareto(w io.Writer, r *plan.PlanResult) error {
 	}
 	p.Legend.Top, p.Legend.Left = true, false
 
-	var front, rest, missed plotter.XYs
-	var frontL, restL []string
-	for _, c := range r.Candidates {
+	var front, rest, short, missed, recXY plotter.XYs
+	var frontL, restL, shortL, recL []string
+	for _, c := range drawn {
 		xy := plotter.XY{X: c.CostPerHourUSD, Y: c.ParetoLatencyMS}
-		if c.Pareto {
+		if (logX && xy.X <= 0) || (logY && xy.Y <= 0) {
+			continue // a log axis cannot show it
+		}
+		switch {
+		case !c.MeetsSLA:
+			missed = append(missed, xy)
+		case !c.Qualifies:
+			short, shortL = append(short, xy), append(shortL, ConfigLabel(c.Config))
+		case c.Pareto:
 			front, frontL = append(front, xy), append(frontL, ConfigLabel(c.Config))
-		} else {
+		default:
 			rest, restL = append(rest, xy), append(restL, ConfigLabel(c.Config))
 		}
-	}
-	for _, c := range r.Missed {
-		missed = append(missed, plotter.XY{X: c.CostPerHourUSD, Y: c.ParetoLatencyMS})
-	}
-	// Drop what a log axis cannot show.
-	keep := func(xys plotter.XYs, ls []string) (plotter.XYs, []string) {
-		var ox plotter.XYs
-		var ol []string
-		for i, v := range xys {
-			if (v.X > 0 || !logX) && (v.Y > 0 || !logY) {
-				ox = append(ox, v)
-				if ls != nil {
-					ol = append(ol, ls[i])
-				}
-			}
+		if c.Recommended {
+			recXY, recL = append(recXY, xy), append(recL, "recommended")
 		}
-		return ox, ol
 	}
-	front, frontL = keep(front, frontL)
-	rest, restL = keep(rest, restL)
-	missed, _ = keep(missed, nil)
-
+	if r.ParetoLimitMS > 0 && (!logY || r.ParetoLimitMS > 0) {
+		x0, x1 := lo, hi
+		if x0 == x1 {
+			x0, x1 = x0*0.9, x1*1.1+1e-9
+		}
+		l, err := hline(x0, x1, r.ParetoLimitMS, colSLA)
+		if err != nil {
+			return err
+		}
+		p.Add(l)
+		p.Legend.Add(fmt.Sprintf("SLA bound %s ms", num(r.ParetoLimitMS)), l)
+	}
 	if len(missed) > 0 {
 		s, err := points(missed, colMuted, draw.CrossGlyph{}, 4)
 		if err != nil {
@@ -115,6 +112,18 @@ func Pareto(w io.Writer, r *plan.PlanResult) error {
 		}
 		p.Add(s)
 		p.Legend.Add("missed the SLA", s)
+	}
+	if len(short) > 0 {
+		s, err := points(short, seriesColor(2), draw.TriangleGlyph{}, 4)
+		if err != nil {
+			return err
+		}
+		lb, err := labels(short, shortL, 8, rgb(0x555555))
+		if err != nil {
+			return err
+		}
+		p.Add(s, lb)
+		p.Legend.Add(fmt.Sprintf("SLA met, < %.2g× headroom", r.RequiredHeadroom), s)
 	}
 	if len(rest) > 0 {
 		s, err := points(rest, seriesColor(0), draw.CircleGlyph{}, 3.5)
@@ -126,7 +135,7 @@ func Pareto(w io.Writer, r *plan.PlanResult) error {
 			return err
 		}
 		p.Add(s, lb)
-		p.Legend.Add("meets the SLA", s)
+		p.Legend.Add(fmt.Sprintf("qualifies (%.2g× headroom)", r.RequiredHeadroom), s)
 	}
 	if len(front) > 0 {
 		sorted := slices.Clone(front)
@@ -148,5 +157,20 @@ func Pareto(w io.Writer, r *plan.PlanResult) error {
 		p.Add(l, s, lb)
 		p.Legend.Add("Pareto front", l, s)
 	}
+	if len(recXY) > 0 {
+		s, err := points(recXY, colKnee, draw.RingGlyph{}, 9)
+		if err != nil {
+			return err
+		}
+		lb, err := labels(recXY, recL, 9, colKnee)
+		if err != nil {
+			return err
+		}
+		lb.Offset = vg.Point{X: 7, Y: -14}
+		p.Add(s, lb)
+		p.Legend.Add("recommended", s)
+	}
+	p.Legend.Add("label GPU TPt×r:")
+	p.Legend.Add("  r replicas of TP t")
 	return renderPlot(w, p)
 }

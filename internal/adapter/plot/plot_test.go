@@ -48,7 +48,8 @@ func charts(t *testing.T) []chart {
 		{"sweep_lines", func(w io.Writer) error {
 			return plot.SweepLines(w, sweep2Fixture(), "", "ttft_ms.p99", "throughput.output_tokens_per_s")
 		}, "Sweep: by engine.max_num_seqs, one line per workload.arrival.rate_rps"},
-		{"pareto", func(w io.Writer) error { return plot.Pareto(w, planFixture()) }, "Plan: cost per hour vs e2e_ms.p99"},
+		{"pareto", func(w io.Writer) error { return plot.Pareto(w, planFixture()) }, "Plan: cost vs ttft_ms.p99, 6 of 8 qualify"},
+		{"day", func(w io.Writer) error { return plot.Day(w, dayFixture()) }, "h100-sxm TP1 through the rate profile"},
 		{"load_search", func(w io.Writer) error { return plot.LoadSearch(w, loadFixture()) }, "Load search: max 13.75 req/s within the SLA"},
 	}
 }
@@ -266,7 +267,7 @@ func TestRenderPicksEachResultsChart(t *testing.T) {
 		{r.rep, "KV cache usage"},
 		{curveFixture(), "Throughput–latency curve"},
 		{sweep2Fixture(), "Sweep: e2e_ms.p99"},
-		{planFixture(), "Plan: cost per hour"},
+		{planFixture(), "Plan: cost vs"},
 		{loadFixture(), "Load search"},
 		{r.dists, "Time to first token"},
 	} {

@@ -19,7 +19,8 @@ var ErrNoChart = errors.New("no chart for this result")
 // one without knowing its type (an API answering Accept: image/svg+xml):
 // a *sim.Report's Timeline, a *plan.CurveResult's Curve (without an SLA:
 // call Curve to draw one), a *plan.SweepResult's SweepHeatmap of
-// DefaultSweepMetric, a *plan.PlanResult's Pareto front, a
+// DefaultSweepMetric, a *plan.PlanResult's Pareto front, a *plan.DayPlan's
+// Day, a
 // *plan.LoadResult's LoadSearch, or a *Distributions' TTFT CDF.
 func Render(w io.Writer, result any) error {
 	switch r := result.(type) {
@@ -31,6 +32,8 @@ func Render(w io.Writer, result any) error {
 		return SweepHeatmap(w, r, "")
 	case *plan.PlanResult:
 		return Pareto(w, r)
+	case *plan.DayPlan:
+		return Day(w, r)
 	case *plan.LoadResult:
 		return LoadSearch(w, r)
 	case *Distributions:

@@ -67,6 +67,9 @@ func Fit(db *steptime.KernelDB, g *hardware.GPU, base steptime.Profile) (*Result
 	hw := steptime.NewHardware(g)
 	p := base.Clone()
 	p.Scale = steptime.Scales{}
+	// Host costs are not kernel coefficients: DefaultProfile lays the
+	// fitted host constants (steptime.HostCosts) over the kernel profile.
+	p.CPU, p.Frontend = steptime.CPUCoeffs{}, steptime.FrontendCoeffs{}
 	res := &Result{System: db.System, GPU: g.ID}
 	if err := fitGEMM(db, hw, &p, res); err != nil {
 		return nil, err

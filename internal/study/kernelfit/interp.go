@@ -94,10 +94,8 @@ func InterpolationErrors(db *steptime.KernelDB, hw steptime.Hardware) []ErrorRow
 			seen[pt.Key]++
 		}
 		part.Finish()
-		roof := hw.Roof(f)
 		out = append(out, lookupErrors("moe", f+" "+Routing, hold, func(pt steptime.MoEPoint) (float64, bool) {
-			w := steptime.MoEWorkFor(pt.Key, pt.Tokens)
-			return part.LookupMoE(pt.Key, pt.Tokens, roof, w.FLOPs/w.Tokens, w.WeightBytes)
+			return part.LookupMoE(pt.Key, pt.Tokens, hw)
 		}, func(pt steptime.MoEPoint) float64 { return pt.Sec }))
 	}
 	var ar, nccl []steptime.CommPoint

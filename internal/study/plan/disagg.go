@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 
 	"github.com/headroom-sim/headroom/hardware"
 	"github.com/headroom-sim/headroom/internal/study/scenario"
@@ -13,12 +12,13 @@ import (
 
 // Disaggregated candidates: Plan weighs clusters of separate prefill and
 // decode pools (each its own GPU and TP) against the aggregated ones, in
-// the same ranking. For each pair of pool types that fits, a coordinate
-// search finds the pools' replica counts: the fewest decode replicas that
-// meet the SLA with the most prefill replicas, then the fewest prefill
-// replicas with those decode replicas (each by doubling, then bisecting).
-// The KV link and the pools' engine settings come from the scenario's own
-// disaggregation section, when it has one.
+// the same ranking, with the same verdicts: a candidate qualifies when it
+// holds the SLA at Headroom × the target, and its headroom is searched on
+// the same workload. For each pair of pool types that fits, a coordinate
+// search finds the pools' replica counts (searchDisagg). The KV link and
+// the pools' engine settings come from the scenario's own disaggregation
+// section, when it has one. A disaggregated recommendation is not played
+// through a rate profile: the autoscaler scales one pool of replicas.
 
 // PoolShape is one pool of a disaggregated cluster.
 type PoolShape struct {
@@ -33,10 +33,12 @@ type DisaggShape struct {
 	Decode  PoolShape `json:"decode"`
 }
 
-// String is the shape as the plan table writes it: "P 2×h100-sxm tp1 + D
-// 3×h200 tp1".
+// String is the shape as the plan's tables and charts label it, each
+// pool as Label writes a GPU, TP and replicas: "P h100-sxm TP1×2 + D h200
+// TP1×3" (without replicas, "P h100-sxm TP1 + D h200 TP1": a pair of
+// pool types).
 func (d *DisaggShape) String() string {
-	return fmt.Sprintf("P %d×%s tp%d + D %d×%s tp%d", d.Prefill.Replicas, d.Prefill.GPU, d.Prefill.TP, d.Decode.Replicas, d.Decode.GPU, d.Decode.TP)
+	return "P " + poolLabel(d.Prefill.GPU, d.Prefill.TP, d.Prefill.Replicas) + " + D " + poolLabel(d.Decode.GPU, d.Decode.TP, d.Decode.Replicas)
 }
 
 // DisaggSearch asks Plan for disaggregated candidates too.
@@ -78,24 +80,52 @@ func (c Config) Scenario(base scenario.Scenario) scenario.Scenario {
 	return s
 }
 
-// clusterCost is a resolved cluster's GPUs and hourly cost (catalog
-// prices, or the plan's overrides): every GPU of every replica, of both
-// pools when disaggregated. PricePerGPUHourUSD is then the mean.
-func clusterCost(spec *PlanSpec, res *scenario.Resolved) (gpus int, usdPerHour float64) {
-	add := func(g *hardware.GPU, n int) {
-		price := g.PricePerGPUHourUSD
-		if p, ok := spec.PricePerGPUHourUSD[g.ID]; ok {
-			price = p
+// disaggregated reports whether the plan has disaggregated shapes to
+// search or simulate.
+func (spec *PlanSpec) disaggregated() bool {
+	if spec.Disaggregation != nil {
+		return true
+	}
+	for _, c := range spec.Configs {
+		if c.Disaggregation != nil {
+			return true
 		}
-		gpus += n
-		usdPerHour += float64(n) * price
+	}
+	return false
+}
+
+// gpus is the shape's GPUs, before it is resolved (data-parallel ranks
+// are not known yet).
+func (c Config) gpus() int {
+	if d := c.Disaggregation; d != nil {
+		return d.Prefill.TP*d.Prefill.Replicas + d.Decode.TP*d.Decode.Replicas
+	}
+	return c.TP * c.Replicas
+}
+
+// clusterCost is a resolved cluster's GPUs, hourly cost and price per
+// GPU-hour (catalog prices, or the plan's overrides): every GPU of every
+// replica, of both pools when disaggregated; the price is then the mean
+// over the GPUs when the pools' prices differ.
+func clusterCost(spec *PlanSpec, res *scenario.Resolved) (gpus int, usdPerHour, usdPerGPUHour float64) {
+	price := func(g *hardware.GPU) float64 {
+		if p, ok := spec.PricePerGPUHourUSD[g.ID]; ok {
+			return p
+		}
+		return g.PricePerGPUHourUSD
 	}
 	c := &res.Config
-	add(c.GPU, c.TP*max(c.DP, 1)*c.Replicas)
+	gpus, usdPerGPUHour = c.TP*max(c.DP, 1)*c.Replicas, price(c.GPU)
+	usdPerHour = float64(gpus) * usdPerGPUHour
 	if d := c.Disagg; d != nil {
-		add(d.Prefill.GPU, d.Prefill.TP*max(d.Prefill.DP, 1)*d.Prefill.Replicas)
+		n, p := d.Prefill.TP*max(d.Prefill.DP, 1)*d.Prefill.Replicas, price(d.Prefill.GPU)
+		gpus += n
+		usdPerHour += float64(n) * p
+		if p != usdPerGPUHour {
+			usdPerGPUHour = usdPerHour / float64(gpus)
+		}
 	}
-	return gpus, usdPerHour
+	return gpus, usdPerHour, usdPerGPUHour
 }
 
 // disaggPairs lists the disaggregated shapes to simulate: the plan's
@@ -161,7 +191,8 @@ func (r *Runner) disaggPairs(spec *PlanSpec, base scenario.Scenario) (live []Con
 		if _, err := s.CheckFits(r.env()); err != nil {
 			var fe *scenario.FieldError
 			if errors.Is(err, memory.ErrDoesNotFit) || errors.As(err, &fe) {
-				pruned = append(pruned, Pruned{GPU: sh.Decode.GPU, TP: sh.Decode.TP, Disaggregation: &probe, Reason: err.Error()})
+				shape := sh
+				pruned = append(pruned, Pruned{GPU: sh.Decode.GPU, TP: sh.Decode.TP, Disaggregation: &shape, Reason: err.Error()})
 				continue
 			}
 			return nil, nil, err
@@ -172,107 +203,63 @@ func (r *Runner) disaggPairs(spec *PlanSpec, base scenario.Scenario) (live []Con
 	return live, pruned, nil
 }
 
-// searchDisagg finds the replica counts of one pool-type pair (or
-// simulates a given shape): the candidate that meets the SLA, or the
-// largest one tried, which missed it.
-func (r *Runner) searchDisagg(spec *PlanSpec, c Config, simulate func(Config) (Candidate, error)) (met, missed *Candidate, err error) {
-	sh := *c.Disaggregation
-	at := func(p, d int) (Candidate, error) {
-		x := sh
-		x.Prefill.Replicas, x.Decode.Replicas = p, d
-		return simulate(Config{Disaggregation: &x})
+// searchDisagg finds the candidates of one pair of pool types, as search
+// does for one GPU and TP, with a coordinate search in place of the
+// replica search: at a load, the fewest decode replicas that meet the SLA
+// with the most prefill replicas, then the fewest prefill replicas with
+// those decode replicas (each by doubling, then bisecting, with runs
+// that can no longer meet the SLA stopped early). At Headroom × the
+// target that is the qualifying candidate; at the target, within its
+// replicas, the cheaper one short of the headroom. A given shape is
+// judged as it is.
+func (q *searcher) searchDisagg(ctx context.Context, shape Config) shapeResult {
+	ss := &shapeSearch{q: q, shape: shape, cache: map[probeKey]verdict{}}
+	sh := shape.Disaggregation
+	if sh.Prefill.Replicas > 0 { // a given shape
+		return q.given(ctx, ss.along(scenario.PoolDecode, sh.Prefill.Replicas), sh.Decode.Replicas)
 	}
-	if sh.Prefill.Replicas > 0 {
-		cand, err := at(sh.Prefill.Replicas, sh.Decode.Replicas)
-		if err != nil {
-			return nil, nil, err
-		}
-		if cand.MeetsSLA {
-			return &cand, nil, nil
-		}
-		return nil, &cand, nil
-	}
-	maxN := spec.MaxReplicas
-	if ds := spec.Disaggregation; ds != nil && ds.MaxReplicas > 0 {
+	maxN := q.spec.MaxReplicas
+	if ds := q.spec.Disaggregation; ds != nil && ds.MaxReplicas > 0 {
 		maxN = ds.MaxReplicas
 	}
-	// fewest searches the fewest n in [1, maxN] with ok(n) (ok monotone
-	// in n): doubling, then bisecting. It returns 0 and the last
-	// candidate tried when none is ok.
-	fewest := func(ok func(n int) (Candidate, error)) (int, Candidate, error) {
-		lo, hi := 0, 0
-		var best, last Candidate
-		for n := 1; ; n = min(2*n, maxN) {
-			cand, err := ok(n)
-			if err != nil {
-				return 0, cand, err
-			}
-			if cand.MeetsSLA {
-				hi, best = n, cand
-				break
-			}
-			lo, last = n, cand
-			if n == maxN {
-				return 0, last, nil
-			}
+	// pools is the coordinate search at multiple m of the target, within
+	// pHi prefill and dHi decode replicas (0, 0 when none meets the SLA).
+	pools := func(m float64, pHi, dHi int) (p, d int, err error) {
+		d, err = ss.along(scenario.PoolDecode, pHi).fewest(ctx, m, dHi)
+		if err != nil || d == 0 {
+			return 0, 0, err
 		}
-		for hi-lo > 1 {
-			mid := (lo + hi) / 2
-			cand, err := ok(mid)
-			if err != nil {
-				return 0, cand, err
-			}
-			if cand.MeetsSLA {
-				hi, best = mid, cand
-			} else {
-				lo = mid
-			}
-		}
-		return hi, best, nil
+		p, err = ss.along(scenario.PoolPrefill, d).fewest(ctx, m, pHi)
+		return p, d, err
 	}
-	d, cand, err := fewest(func(n int) (Candidate, error) { return at(maxN, n) })
+	h := q.spec.Headroom
+	out := shapeResult{}
+	ph, dh, err := pools(h, maxN, maxN)
 	if err != nil {
-		return nil, nil, err
+		return shapeResult{err: err}
 	}
-	if d == 0 {
-		return nil, &cand, nil
-	}
-	_, cand, err = fewest(func(n int) (Candidate, error) { return at(n, d) })
-	if err != nil {
-		return nil, nil, err
-	}
-	return &cand, nil, nil
-}
-
-// planDisaggregated searches the disaggregated pairs in parallel, with
-// simulate running one shape; it returns what met the SLA and what missed
-// it, in pair order.
-func (r *Runner) planDisaggregated(ctx context.Context, spec *PlanSpec, pairs []Config, prog *Progress, simulate func(Config) (Candidate, error)) (met, missed []Candidate, err error) {
-	type found struct {
-		met, miss *Candidate
-		err       error
-	}
-	out := make([]found, len(pairs))
-	var mu sync.Mutex
-	parallel(ctx, len(pairs), r.Workers, func(i int) {
-		defer prog.Step()
-		m, x, err := r.searchDisagg(spec, pairs[i], simulate)
-		mu.Lock()
-		out[i] = found{m, x, err}
-		mu.Unlock()
-	})
-	if err := ctx.Err(); err != nil {
-		return nil, nil, err
-	}
-	for _, f := range out {
-		switch {
-		case f.err != nil:
-			return nil, nil, f.err
-		case f.met != nil:
-			met = append(met, *f.met)
-		case f.miss != nil:
-			missed = append(missed, *f.miss)
+	pHi, dHi := maxN, maxN
+	if dh > 0 {
+		if err := q.add(ctx, ss.along(scenario.PoolPrefill, dh), &out, ph, true); err != nil {
+			return shapeResult{err: err}
 		}
+		if h == 1 || ph+dh == 2 {
+			return out
+		}
+		pHi, dHi = ph, dh
 	}
-	return met, missed, nil
+	// Fewer replicas in either pool that meet the SLA at the target
+	// without the headroom.
+	pt, dt, err := pools(1, pHi, dHi)
+	if err != nil {
+		return shapeResult{err: err}
+	}
+	switch {
+	case dt > 0 && (pt != ph || dt != dh):
+		err = q.add(ctx, ss.along(scenario.PoolPrefill, dt), &out, pt, false)
+	case dt == 0 && dh == 0:
+		err = q.missedAt(ctx, ss.along(scenario.PoolPrefill, maxN), &out, maxN)
+	}
+	out.err = err
+	return out
 }

@@ -49,9 +49,10 @@ func TestConfigScenario(t *testing.T) {
 }
 
 // The plan ranks disaggregated clusters (homogeneous and H100 prefill
-// with H200 decode) with the aggregated ones, and each disaggregated
-// candidate's pools are the fewest: one fewer replica in either pool
-// misses the SLA.
+// with H200 decode) with the aggregated ones, judged as they are: for each
+// pair of pool types the fewest replicas that hold the SLA at the
+// required headroom (qualifying), and fewer that hold it at the target
+// only; one fewer replica in either pool misses the SLA at that load.
 func TestPlanDisaggregatedCandidates(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a plan of many simulations: run without -short")
@@ -66,19 +67,43 @@ func TestPlanDisaggregatedCandidates(t *testing.T) {
 		t.Fatal(err)
 	}
 	var agg, dis []Candidate
+	qualifying := map[string]int{}
 	for _, c := range res.Candidates {
 		if c.Disaggregation == nil {
 			agg = append(agg, c)
-		} else {
-			dis = append(dis, c)
+			continue
+		}
+		dis = append(dis, c)
+		if c.Qualifies {
+			qualifying[c.Disaggregation.Prefill.GPU+"/"+c.Disaggregation.Decode.GPU]++
 		}
 	}
-	if len(agg) != 1 || len(dis) != 2 {
-		t.Fatalf("%d aggregated and %d disaggregated candidates, want 1 and 2: %+v (missed %+v)", len(agg), len(dis), res.Candidates, res.Missed)
+	if len(agg) == 0 || len(dis) == 0 || qualifying["h100-sxm/h100-sxm"] != 1 || qualifying["h100-sxm/h200"] != 1 || len(res.Missed) != 0 {
+		t.Fatalf("%d aggregated and %d disaggregated candidates, qualifying pairs %v, want one qualifying per pair of pool types: %+v (missed %+v)",
+			len(agg), len(dis), qualifying, res.Candidates, res.Missed)
 	}
-	for i, c := range res.Candidates {
-		if i > 0 && c.CostPerHourUSD < res.Candidates[i-1].CostPerHourUSD {
-			t.Error("candidates are not ranked by cost together")
+	// 3,000-token prompts at 14 req/s: 2 H100 prefill replicas feed 1 H100
+	// decode replica within the SLA at the target.
+	found := false
+	for _, c := range dis {
+		sh := c.Disaggregation
+		found = found || *sh == DisaggShape{Prefill: PoolShape{"h100-sxm", 1, 2}, Decode: PoolShape{"h100-sxm", 1, 1}}
+	}
+	if !found {
+		t.Errorf("no candidate P h100-sxm TP1×2 + D h100-sxm TP1×1: %+v", dis)
+	}
+	if rec := res.Recommendation; rec == nil || !res.Candidates[0].Recommended || res.Candidates[0].CostPerHourUSD > agg[0].CostPerHourUSD && agg[0].Qualifies {
+		t.Errorf("the recommendation %+v is not the cheapest qualifying candidate", rec)
+	}
+	var q []Candidate
+	for _, c := range res.Candidates {
+		if c.Qualifies {
+			q = append(q, c)
+		}
+	}
+	for i := 1; i < len(q); i++ {
+		if q[i].CostPerHourUSD < q[i-1].CostPerHourUSD {
+			t.Error("qualifying candidates are not ranked by cost together")
 		}
 	}
 	cat := r.Env.Catalog
@@ -91,6 +116,16 @@ func TestPlanDisaggregatedCandidates(t *testing.T) {
 		if !c.MeetsSLA || c.GPUs != gpus || math.Abs(c.CostPerHourUSD-cost) > 1e-9 {
 			t.Errorf("%s: meets %v, %d GPUs $%.2f/h; want met, %d GPUs, $%.2f/h", sh, c.MeetsSLA, c.GPUs, c.CostPerHourUSD, gpus, cost)
 		}
+		// It holds the SLA at the required headroom exactly when it
+		// qualifies.
+		at := withLoad(base, DimRate, base.Workload.Arrival.RateRPS*res.RequiredHeadroom)
+		if out := r.Run(context.Background(), c.Config.Scenario(at)); out.Err != nil || out.Report.SLA.Met != c.Qualifies {
+			t.Errorf("%s qualifies %v, but at %.3g× the target: %v, %v", sh, c.Qualifies, res.RequiredHeadroom, out.Err, out.Report != nil && out.Report.SLA.Met)
+		}
+		load := base.Workload.Arrival.RateRPS
+		if c.Qualifies {
+			load *= res.RequiredHeadroom
+		}
 		for _, fewer := range []DisaggShape{
 			{Prefill: PoolShape{sh.Prefill.GPU, 1, sh.Prefill.Replicas - 1}, Decode: sh.Decode},
 			{Prefill: sh.Prefill, Decode: PoolShape{sh.Decode.GPU, 1, sh.Decode.Replicas - 1}},
@@ -98,17 +133,20 @@ func TestPlanDisaggregatedCandidates(t *testing.T) {
 			if fewer.Prefill.Replicas < 1 || fewer.Decode.Replicas < 1 {
 				continue
 			}
-			out := r.Run(context.Background(), Config{Disaggregation: &fewer}.Scenario(base))
+			out := r.Run(context.Background(), Config{Disaggregation: &fewer}.Scenario(withLoad(base, DimRate, load)))
 			if out.Err != nil {
 				t.Fatal(out.Err)
 			}
 			if out.Report.SLA.Met {
-				t.Errorf("%s meets the SLA with fewer replicas than %s", &fewer, sh)
+				t.Errorf("%s meets the SLA at %g req/s with fewer replicas than %s", &fewer, load, sh)
 			}
 		}
-		t.Logf("%s: $%.2f/h, TTFT p99 %.0f ms, TPOT p99 %.1f ms", sh, c.CostPerHourUSD, c.TTFTP99MS, c.TPOTP99MS)
+		t.Logf("%s (qualifies %v): $%.2f/h, TTFT p99 %.0f ms, TPOT p99 %.1f ms", sh, c.Qualifies, c.CostPerHourUSD, c.TTFTP99MS, c.TPOTP99MS)
 	}
-	t.Logf("aggregated %s tp%d ×%d: $%.2f/h, TTFT p99 %.0f ms, TPOT p99 %.1f ms", agg[0].GPU, agg[0].TP, agg[0].Replicas, agg[0].CostPerHourUSD, agg[0].TTFTP99MS, agg[0].TPOTP99MS)
+	for _, c := range agg {
+		t.Logf("aggregated %s (qualifies %v): $%.2f/h, TTFT p99 %.0f ms, TPOT p99 %.1f ms", Label(c.Config), c.Qualifies, c.CostPerHourUSD, c.TTFTP99MS, c.TPOTP99MS)
+	}
+	t.Log(res.Summary)
 }
 
 // Given shapes run as they are, and pairs that cannot start are pruned

@@ -4,9 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"runtime"
-	"sort"
 	"sync"
 
 	"github.com/headroom-sim/headroom/internal/study/scenario"
@@ -14,11 +12,11 @@ import (
 	"github.com/headroom-sim/headroom/sim/memory"
 )
 
-// PlanSpec asks for the cheapest clusters that serve a workload within an
-// SLA.
+// PlanSpec asks how many of which GPU serve a workload within an SLA.
 type PlanSpec struct {
-	// Scenario gives the model, engine settings, workload (the target load)
-	// and SLA; its gpu, tp and replicas are replaced by the candidates.
+	// Scenario gives the model, engine settings, workload (the target load,
+	// or a workload.rate_profile whose peak is the target) and SLA; its
+	// gpu, tp and replicas are replaced by the candidates.
 	Scenario scenario.Scenario `json:"scenario"`
 	// GPUs are the candidate GPU ids (default: the whole catalog).
 	GPUs []string `json:"gpus,omitempty"`
@@ -32,16 +30,22 @@ type PlanSpec struct {
 	Configs []Config `json:"configs,omitempty"`
 	// PricePerGPUHourUSD overrides catalog prices by GPU id.
 	PricePerGPUHourUSD map[string]float64 `json:"price_per_gpu_hour_usd,omitempty"`
-	// SkipHeadroom skips the headroom search of each SLA-meeting candidate.
+	// Headroom is the multiple of the target load the recommendation must
+	// sustain within the SLA (default 1.3).
+	Headroom float64 `json:"headroom,omitempty"`
+	// SkipHeadroom checks each candidate at the target and at Headroom ×
+	// the target only, without measuring how far above it goes.
 	SkipHeadroom bool `json:"skip_headroom,omitempty"`
-	// HeadroomRequests caps the requests of each headroom probe (0 = 2000).
-	HeadroomRequests int `json:"headroom_requests,omitempty"`
-	// HeadroomDurationS is the minimum arrival window of each headroom probe
-	// (0 = 60 s).
-	HeadroomDurationS float64 `json:"headroom_duration_s,omitempty"`
-	// ParetoMetric is the latency the Pareto front trades against cost
-	// (default "e2e_ms.p99").
+	// ParetoMetric is the report figure the Pareto front trades against
+	// cost ("" = the binding SLA bound: the one that limits the headroom
+	// of the cheapest candidates).
 	ParetoMetric string `json:"pareto_metric,omitempty"`
+	// TargetUtilization is the autoscaler's aim, as a fraction of each
+	// replica's capacity within the SLA (rate profiles; default 0.7).
+	TargetUtilization float64 `json:"target_utilization,omitempty"`
+	// WindowS is the length of the windows a rate profile is reported in
+	// (default 900 s; longer profile steps are split).
+	WindowS float64 `json:"window_s,omitempty"`
 	// Disaggregation, when set, adds disaggregated prefill/decode
 	// candidates to the ranking (disagg.go).
 	Disaggregation *DisaggSearch `json:"disaggregation,omitempty"`
@@ -56,7 +60,7 @@ type Config struct {
 	Disaggregation *DisaggShape `json:"disaggregation,omitempty"`
 }
 
-// Candidate is a simulated cluster shape.
+// Candidate is a simulated cluster shape, at the target load.
 type Candidate struct {
 	Config
 	GPUs                          int            `json:"gpus"`
@@ -72,12 +76,26 @@ type Candidate struct {
 	OutputTokensPerS              float64        `json:"output_tokens_per_s"`
 	GoodputRPS                    float64        `json:"goodput_rps"`
 	Checks                        []sim.SLACheck `json:"checks"`
-	// Headroom is the highest load the cluster sustains within the SLA
-	// divided by the target load (0 when not searched).
+	// Headroom is the highest load the cluster sustains within the SLA,
+	// as a multiple of the target load, from the same workload (the same
+	// requests, lengths and seed, arriving faster); 0 when not measured.
 	Headroom float64 `json:"headroom"`
+	// HeadroomCapped: the search stopped at this multiple, still within
+	// the SLA (the headroom is at least that).
+	HeadroomCapped bool `json:"headroom_capped,omitempty"`
 	// HeadroomLimiting is the bound that breaks first above that load.
 	HeadroomLimiting string `json:"headroom_limiting,omitempty"`
-	Pareto           bool   `json:"pareto"`
+	// Qualifies: meets the SLA at the target with the required headroom.
+	Qualifies   bool `json:"qualifies"`
+	Recommended bool `json:"recommended"`
+	Pareto      bool `json:"pareto"`
+	// LostOn says why it is not the recommendation: cost, latency (a tie
+	// in cost), headroom, sla; WhyNot says it in words.
+	LostOn string `json:"lost_on,omitempty"`
+	WhyNot string `json:"why_not,omitempty"`
+	// StoppedEarly: the run was stopped once the SLA could no longer hold
+	// (a missed candidate's latencies are then not known).
+	StoppedEarly bool `json:"stopped_early,omitempty"`
 }
 
 // Pruned is a GPU and TP (or a pair of pool types) that cannot serve the
@@ -89,22 +107,47 @@ type Pruned struct {
 	Reason         string       `json:"reason"`
 }
 
-// PlanResult ranks the clusters that meet the SLA.
+// PlanResult answers the plan: the recommendation, the candidates that
+// meet the SLA, those that miss it, those that do not fit.
 type PlanResult struct {
 	Dimension  string  `json:"dimension"`
 	TargetLoad float64 `json:"target_load"`
-	// Candidates meet the SLA, cheapest per hour first.
+	// RequiredHeadroom is the multiple of the target load the
+	// recommendation sustains within the SLA, at least.
+	RequiredHeadroom float64 `json:"required_headroom"`
+	// Recommendation is the cheapest candidate that qualifies (ties go to
+	// the lower binding latency); null when none does.
+	Recommendation *Recommendation `json:"recommendation"`
+	// Summary is the answer in one sentence (or why there is none).
+	Summary string `json:"summary"`
+	// RunnersUp are the nearest alternatives, each with why it lost.
+	RunnersUp []RunnerUp `json:"runners_up"`
+	// Candidates meet the SLA at the target load: those that qualify,
+	// best first, then those short of the headroom, cheapest first.
 	Candidates []Candidate `json:"candidates"`
-	// Missed were simulated but missed the SLA (the largest replica count
-	// tried for each GPU and TP).
-	Missed []Candidate `json:"missed,omitempty"`
-	Pruned []Pruned    `json:"pruned,omitempty"`
+	// Missed miss the SLA at the target even at the most replicas tried
+	// (the largest replica count tried for each GPU and TP).
+	Missed []Candidate `json:"missed"`
+	Pruned []Pruned    `json:"pruned"`
+	// ParetoMetric is the latency the front trades against cost, and
+	// ParetoLimitMS its SLA bound (0 when it is not an SLA bound).
+	ParetoMetric  string  `json:"pareto_metric"`
+	ParetoLimitMS float64 `json:"pareto_limit_ms,omitempty"`
+	// Notes say what the plan chose for the user (max_model_len, the load
+	// it sized for).
+	Notes []string `json:"notes"`
+	// Day is the rate profile played through the recommendation: replicas
+	// per window, an autoscaler against static provisioning for the peak.
+	Day *DayPlan `json:"day,omitempty"`
 	// Simulations is the number of simulations run.
 	Simulations int `json:"simulations"`
 }
 
 // ErrNoCandidates is returned when no candidate is left to simulate.
 var ErrNoCandidates = errors.New("no candidate configuration fits")
+
+// DefaultHeadroom is the load multiple a recommendation sustains.
+const DefaultHeadroom = 1.3
 
 func (spec *PlanSpec) defaults(r *Runner) error {
 	if spec.Scenario.SLA == nil {
@@ -113,14 +156,26 @@ func (spec *PlanSpec) defaults(r *Runner) error {
 	if spec.MaxReplicas <= 0 {
 		spec.MaxReplicas = 16
 	}
-	if spec.HeadroomRequests <= 0 {
-		spec.HeadroomRequests = 2000
+	if spec.Headroom == 0 {
+		spec.Headroom = DefaultHeadroom
 	}
-	if spec.HeadroomDurationS <= 0 {
-		spec.HeadroomDurationS = 60
+	if !(spec.Headroom >= 1 && spec.Headroom <= 100) {
+		return &scenario.FieldError{Field: "headroom", Reason: fmt.Sprintf("must be in [1, 100], got %g", spec.Headroom)}
 	}
-	if spec.ParetoMetric == "" {
-		spec.ParetoMetric = "e2e_ms.p99"
+	if spec.TargetUtilization == 0 {
+		spec.TargetUtilization = DefaultTargetUtilization
+	}
+	if !(spec.TargetUtilization > 0 && spec.TargetUtilization <= 1) {
+		return &scenario.FieldError{Field: "target_utilization", Reason: fmt.Sprintf("must be in (0, 1], got %g", spec.TargetUtilization)}
+	}
+	if spec.WindowS == 0 {
+		spec.WindowS = DefaultWindowS
+	}
+	if !(spec.WindowS >= 1 && spec.WindowS <= 86400) {
+		return &scenario.FieldError{Field: "window_s", Reason: fmt.Sprintf("must be in [1, 86400] s, got %g", spec.WindowS)}
+	}
+	if spec.Scenario.Engine.Speculative != nil && spec.disaggregated() {
+		return &scenario.FieldError{Field: "engine.speculative", Reason: scenario.SpeculativeDisaggReason}
 	}
 	if len(spec.GPUs) == 0 && len(spec.Configs) == 0 {
 		for _, g := range r.Env.Catalog.GPUs() {
@@ -133,52 +188,55 @@ func (spec *PlanSpec) defaults(r *Runner) error {
 	return nil
 }
 
-// Plan searches the candidates. Each GPU × TP that fits gets the fewest
-// replicas meeting the SLA (doubling, then bisecting), in parallel across
-// candidates; SLA-meeting ones then get a headroom search.
+// Plan answers the spec: each GPU × TP that fits gets the fewest replicas
+// meeting the SLA at Headroom × the target (doubling, then bisecting; a
+// probe that can no longer meet it is stopped early), then a run at the
+// target for its figures and a search for its headroom, in parallel
+// across candidates. The cheapest that qualifies is the recommendation.
+// With a rate profile the target is its peak, and the profile is then
+// played through the recommendation (see DayPlan).
 func (r *Runner) Plan(ctx context.Context, spec PlanSpec, progress func(float64)) (*PlanResult, error) {
 	if err := spec.defaults(r); err != nil {
 		return nil, err
 	}
-	base := spec.Scenario
+	base, profile, notes, err := r.planWorkload(&spec)
+	if err != nil {
+		return nil, err
+	}
 	dim, target, err := loadOf(&base)
 	if err != nil {
 		return nil, err
 	}
-	res := &PlanResult{Dimension: dim, TargetLoad: target}
+	res := &PlanResult{Dimension: dim, TargetLoad: target, RequiredHeadroom: spec.Headroom,
+		Candidates: []Candidate{}, Missed: []Candidate{}, Pruned: []Pruned{}, RunnersUp: []RunnerUp{}, Notes: notes}
 
-	type pair struct {
-		gpu      string
-		tp       int
-		replicas int
-	}
-	var pairs []pair
+	var shapes []Config // Replicas 0: search them
 	if len(spec.Configs) > 0 {
 		for _, c := range spec.Configs {
 			if c.Disaggregation == nil {
-				pairs = append(pairs, pair{c.GPU, max(c.TP, 1), max(c.Replicas, 1)})
+				shapes = append(shapes, Config{GPU: c.GPU, TP: max(c.TP, 1), Replicas: max(c.Replicas, 1)})
 			}
 		}
 	} else {
 		for _, g := range spec.GPUs {
 			for _, tp := range spec.TPs {
-				pairs = append(pairs, pair{g, tp, 0})
+				shapes = append(shapes, Config{GPU: g, TP: tp})
 			}
 		}
 	}
 	// Prune what cannot start before simulating anything.
-	var live []pair
-	for _, p := range pairs {
-		s := Config{GPU: p.gpu, TP: p.tp, Replicas: 1}.Scenario(base)
+	var live []Config
+	for _, c := range shapes {
+		s := Config{GPU: c.GPU, TP: c.TP, Replicas: 1}.Scenario(base)
 		if _, err := s.CheckFits(r.env()); err != nil {
 			var fe *scenario.FieldError
 			if errors.Is(err, memory.ErrDoesNotFit) || errors.As(err, &fe) {
-				res.Pruned = append(res.Pruned, Pruned{GPU: p.gpu, TP: p.tp, Reason: err.Error()})
+				res.Pruned = append(res.Pruned, Pruned{GPU: c.GPU, TP: c.TP, Reason: err.Error()})
 				continue
 			}
 			return nil, err
 		}
-		live = append(live, p)
+		live = append(live, c)
 	}
 	disagg, dpruned, err := r.disaggPairs(&spec, base)
 	if err != nil {
@@ -190,132 +248,59 @@ func (r *Runner) Plan(ctx context.Context, spec PlanSpec, progress func(float64)
 	}
 
 	steps := len(live) + len(disagg)
-	if !spec.SkipHeadroom {
-		steps *= 2 // a replica search and a headroom search per candidate
+	if profile != nil {
+		steps += len(live)/2 + 1 // the day: capacity searches and two long runs
 	}
 	prog := NewProgress(steps, progress)
-	var mu sync.Mutex
-	sims := 0
-	simulateShape := func(c Config) (Candidate, error) {
-		out := r.Run(ctx, c.Scenario(base))
-		mu.Lock()
-		sims++
-		mu.Unlock()
-		if out.Err != nil {
-			return Candidate{}, out.Err
-		}
-		return r.candidate(spec, out, c)
-	}
-	simulate := func(p pair, replicas int) (Candidate, error) {
-		return simulateShape(Config{GPU: p.gpu, TP: p.tp, Replicas: replicas})
-	}
-	type found struct {
-		met  *Candidate
-		miss *Candidate
-		err  error
-	}
-	results := make([]found, len(live))
+	q := &searcher{r: r, spec: &spec, base: base, dim: dim, target: target}
+	live = append(live, disagg...)
+	results := make([]shapeResult, len(live))
 	parallel(ctx, len(live), r.Workers, func(i int) {
 		defer prog.Step()
-		p := live[i]
-		if p.replicas > 0 {
-			c, err := simulate(p, p.replicas)
-			if err != nil {
-				results[i] = found{err: err}
-			} else if c.MeetsSLA {
-				results[i] = found{met: &c}
-			} else {
-				results[i] = found{miss: &c}
-			}
-			return
-		}
-		lo, hi := 0, 0 // lo missed, hi met
-		var best, last *Candidate
-		for n := 1; n <= spec.MaxReplicas; n *= 2 {
-			c, err := simulate(p, n)
-			if err != nil {
-				results[i] = found{err: err}
-				return
-			}
-			if c.MeetsSLA {
-				hi, best = n, &c
-				break
-			}
-			lo, last = n, &c
-		}
-		if best == nil {
-			results[i] = found{miss: last}
-			return
-		}
-		for hi-lo > 1 {
-			mid := (lo + hi) / 2
-			c, err := simulate(p, mid)
-			if err != nil {
-				results[i] = found{err: err}
-				return
-			}
-			if c.MeetsSLA {
-				hi, best = mid, &c
-			} else {
-				lo = mid
-			}
-		}
-		results[i] = found{met: best}
+		results[i] = q.search(ctx, live[i])
 	})
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	for _, f := range results {
-		switch {
-		case f.err != nil:
+		if f.err != nil {
 			return nil, f.err
-		case f.met != nil:
-			res.Candidates = append(res.Candidates, *f.met)
-		case f.miss != nil:
-			res.Missed = append(res.Missed, *f.miss)
+		}
+		res.Candidates = append(res.Candidates, f.candidates...)
+		if f.missed != nil {
+			res.Missed = append(res.Missed, *f.missed)
 		}
 	}
-	if len(disagg) > 0 {
-		met, missed, err := r.planDisaggregated(ctx, &spec, disagg, prog, simulateShape)
+	if err := r.recommend(&spec, res); err != nil {
+		return nil, err
+	}
+	switch rec := res.Recommendation; {
+	case profile == nil || rec == nil:
+	case rec.Disaggregation != nil:
+		// The autoscaler starts and drains the replicas of one pool.
+		res.Notes = append(res.Notes, "the rate profile is not played through the recommendation: it is disaggregated, and the autoscaler scales one pool of replicas (plan the profile without disaggregation for its day)")
+	default:
+		day, err := r.planDay(ctx, q, profile, res, prog)
 		if err != nil {
 			return nil, err
 		}
-		res.Candidates, res.Missed = append(res.Candidates, met...), append(res.Missed, missed...)
+		res.Day = day
 	}
-	if !spec.SkipHeadroom {
-		for range len(live) + len(disagg) - len(res.Candidates) {
-			prog.Step() // no headroom search for what missed the SLA
-		}
-		parallel(ctx, len(res.Candidates), r.Workers, func(i int) {
-			defer prog.Step()
-			c := &res.Candidates[i]
-			s := c.Config.Scenario(base)
-			if s.Workload.Requests > spec.HeadroomRequests {
-				s.Workload.Requests = spec.HeadroomRequests
-			}
-			lr, err := (&Runner{Env: r.env(), Workers: 1, Slots: r.Slots, MaxEvents: r.MaxEvents, Admit: r.Admit}).MaxLoad(ctx, LoadSpec{Scenario: s, MaxProbes: 10, Tolerance: 0.05, MinDurationS: spec.HeadroomDurationS}, nil)
-			if err != nil || target <= 0 {
-				return
-			}
-			mu.Lock()
-			sims += len(lr.Probes)
-			mu.Unlock()
-			c.Headroom = lr.MaxLoad / target
-			c.HeadroomLimiting = lr.LimitingMetric
-		})
-	}
-	rank(res.Candidates)
-	markPareto(res.Candidates)
-	res.Simulations = sims
+	res.Simulations = q.simulations()
 	return res, nil
 }
 
-// candidate summarises one simulated configuration.
-func (r *Runner) candidate(spec PlanSpec, out Outcome, cfg Config) (Candidate, error) {
-	rep := out.Report
-	c := Candidate{Config: cfg}
-	c.GPUs, c.CostPerHourUSD = clusterCost(&spec, out.Resolved)
-	c.PricePerGPUHourUSD = c.CostPerHourUSD / float64(max(c.GPUs, 1))
+// candidate summarises one simulated configuration at the target load.
+func (r *Runner) candidate(spec *PlanSpec, v verdict, cfg Config) (Candidate, error) {
+	c := Candidate{Config: cfg, GPUs: cfg.gpus(), Checks: []sim.SLACheck{}}
+	if v.res != nil {
+		c.GPUs, c.CostPerHourUSD, c.PricePerGPUHourUSD = clusterCost(spec, v.res)
+	}
+	rep := v.rep
+	if rep == nil {
+		c.StoppedEarly = true
+		return c, nil
+	}
 	c.TTFTP99MS, c.TPOTP99MS, c.E2EP99MS = rep.TTFTMS.P99, rep.TPOTMS.P99, rep.E2EMS.P99
 	c.ThroughputRPS, c.OutputTokensPerS = rep.Throughput.RequestsPerS, rep.Throughput.OutputTokensPerS
 	if c.OutputTokensPerS > 0 {
@@ -327,46 +312,14 @@ func (r *Runner) candidate(spec PlanSpec, out Outcome, cfg Config) (Candidate, e
 	if rep.GoodputRPS != nil {
 		c.GoodputRPS = *rep.GoodputRPS
 	}
-	v, err := Metric(rep, spec.ParetoMetric)
-	if err != nil {
-		return c, fmt.Errorf("pareto_metric: %w", err)
+	if spec.ParetoMetric != "" {
+		val, err := Metric(rep, spec.ParetoMetric)
+		if err != nil {
+			return c, fmt.Errorf("pareto_metric: %w", err)
+		}
+		c.ParetoLatencyMS = val
 	}
-	c.ParetoLatencyMS = v
 	return c, nil
-}
-
-// rank orders candidates by cost per hour, then cost per million output
-// tokens, then latency.
-func rank(cs []Candidate) {
-	sort.SliceStable(cs, func(i, j int) bool {
-		a, b := cs[i], cs[j]
-		if a.CostPerHourUSD != b.CostPerHourUSD {
-			return a.CostPerHourUSD < b.CostPerHourUSD
-		}
-		if a.CostPerMillionOutputTokensUSD != b.CostPerMillionOutputTokensUSD {
-			return a.CostPerMillionOutputTokensUSD < b.CostPerMillionOutputTokensUSD
-		}
-		return a.ParetoLatencyMS < b.ParetoLatencyMS
-	})
-}
-
-// markPareto flags the candidates no other beats on both cost per hour and
-// latency.
-func markPareto(cs []Candidate) {
-	for i := range cs {
-		cs[i].Pareto = true
-		for j := range cs {
-			if i == j {
-				continue
-			}
-			a, b := cs[j], cs[i]
-			if a.CostPerHourUSD <= b.CostPerHourUSD && a.ParetoLatencyMS <= b.ParetoLatencyMS &&
-				(a.CostPerHourUSD < b.CostPerHourUSD || a.ParetoLatencyMS < b.ParetoLatencyMS) {
-				cs[i].Pareto = false
-				break
-			}
-		}
-	}
 }
 
 // parallel runs f(0..n-1) on up to workers goroutines.
@@ -391,5 +344,3 @@ func parallel(ctx context.Context, n, workers int, f func(i int)) {
 	close(jobs)
 	wg.Wait()
 }
-
-var _ = math.Inf

@@ -117,49 +117,6 @@ func TestSweepGridAndCSV(t *testing.T) {
 	}
 }
 
-func TestPlanRanksByCostAndPrunes(t *testing.T) {
-	r := runner(t)
-	s := small(400)
-	s.Model = "llama-3.1-70b"
-	s.Workload.Arrival.RateRPS = 2
-	s.SLA = &sim.SLA{TTFTMS: map[string]float64{"p99": 2000}, TPOTMS: map[string]float64{"p99": 80}}
-	res, err := r.Plan(context.Background(), PlanSpec{Scenario: s, GPUs: []string{"h100-sxm", "a100-80gb", "l4"}, TPs: []int{1, 2, 4, 8}, MaxReplicas: 4}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(res.Pruned) == 0 {
-		t.Error("nothing pruned: 70B cannot fit one GPU")
-	}
-	for _, p := range res.Pruned {
-		if p.TP == 1 && p.GPU == "h100-sxm" && !strings.Contains(p.Reason, "does not fit") {
-			t.Errorf("pruned for %q", p.Reason)
-		}
-	}
-	if len(res.Candidates) == 0 {
-		t.Fatalf("no candidate meets the SLA: %+v", res)
-	}
-	for i, c := range res.Candidates {
-		if !c.MeetsSLA || c.CostPerHourUSD <= 0 || c.GPUs != c.TP*c.Replicas {
-			t.Errorf("candidate %+v", c)
-		}
-		if i > 0 && c.CostPerHourUSD < res.Candidates[i-1].CostPerHourUSD {
-			t.Error("candidates not ranked by cost per hour")
-		}
-		if c.Headroom < 1 {
-			t.Errorf("%s tp%d ×%d meets the SLA at the target but headroom %.2f < 1", c.GPU, c.TP, c.Replicas, c.Headroom)
-		}
-	}
-	pareto := 0
-	for _, c := range res.Candidates {
-		if c.Pareto {
-			pareto++
-		}
-	}
-	if pareto == 0 || !res.Candidates[0].Pareto {
-		t.Error("the cheapest candidate must be on the Pareto front")
-	}
-}
-
 func TestCurveMarksKnee(t *testing.T) {
 	r := runner(t)
 	s := small(0)

@@ -95,7 +95,12 @@ func (e *PanicError) Error() string { return fmt.Sprintf("simulation panicked: %
 // Run simulates one scenario. Files the scenario references (a trace, an
 // empirical length file) are read once per Runner, however many
 // simulations use them.
-func (r *Runner) Run(ctx context.Context, s scenario.Scenario) (out Outcome) {
+func (r *Runner) Run(ctx context.Context, s scenario.Scenario) Outcome {
+	return r.run(ctx, s, nil)
+}
+
+// run is Run with simulator options made from the resolved scenario.
+func (r *Runner) run(ctx context.Context, s scenario.Scenario, opts func(*scenario.Resolved) []sim.Option) (out Outcome) {
 	defer func() {
 		if p := recover(); p != nil {
 			out = Outcome{Err: &PanicError{Value: p, Stack: debug.Stack()}}
@@ -117,7 +122,11 @@ func (r *Runner) Run(ctx context.Context, s scenario.Scenario) (out Outcome) {
 		}
 		defer r.Slots.Release(1)
 	}
-	rep, err := sim.Run(ctx, res.Config)
+	var o []sim.Option
+	if opts != nil {
+		o = opts(res)
+	}
+	rep, err := sim.Run(ctx, res.Config, o...)
 	return Outcome{Report: rep, Resolved: res, Err: err}
 }
 

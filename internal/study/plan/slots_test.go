@@ -65,7 +65,7 @@ func TestRunnerTakesSharedSlots(t *testing.T) {
 
 	slots = newCountingSlots(3)
 	r.Slots = slots
-	pr, err := r.Plan(context.Background(), PlanSpec{Scenario: small(30), GPUs: []string{"h100-sxm", "a100-80gb"}, TPs: []int{1}, MaxReplicas: 2, HeadroomRequests: 30}, nil)
+	pr, err := r.Plan(context.Background(), PlanSpec{Scenario: small(30), GPUs: []string{"h100-sxm", "a100-80gb"}, TPs: []int{1}, MaxReplicas: 2}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

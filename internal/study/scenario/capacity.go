@@ -72,6 +72,13 @@ func ResolveCapacity(cat *catalogs.Catalog, c CapacitySpec) (memory.Setup, error
 	if !memory.ValidTP(s, c.TP) {
 		return s, &FieldError{Field: "tp", Reason: fmt.Sprintf("%d does not divide %s's %d attention heads (or its %d KV heads) evenly", c.TP, m.ID, m.NumHeads, m.NumKVHeads)}
 	}
+	draft, err := resolveDrafter(Env{Catalog: cat}, &eng, m, prec, c.TP)
+	if err != nil {
+		return s, err
+	}
+	if draft != nil {
+		s.DraftWeightsBytes, s.DraftKVBytesPerToken = draft.WeightBytesPerGPU(c.TP, 1), draft.KVBytesPerToken(c.TP)
+	}
 	return s, nil
 }
 

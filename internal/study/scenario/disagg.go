@@ -64,6 +64,13 @@ const (
 	PoolDecode  = "decode"
 )
 
+// SpeculativeDisaggReason is why a disaggregated scenario refuses
+// engine.speculative: the simulator runs one drafter beside one pool of
+// targets, and a split deployment would need the drafter's prompt pass on
+// the prefill pool and its KV moved to the decode pool with the target's,
+// which it does not model.
+const SpeculativeDisaggReason = "cannot be combined with disaggregation: Headroom does not model a drafter split over a prefill and a decode pool (its prompt pass and KV cache would move with the target's)"
+
 // validate checks the fields that need no catalog.
 func (d *DisaggregationSpec) validate() error {
 	for _, p := range []struct {
@@ -166,6 +173,9 @@ type DisaggResolved struct {
 // checkFitsDisaggregated is CheckFits for both pools: the decode pool's
 // memory, or the first pool's reason it cannot start.
 func (s *Scenario) checkFitsDisaggregated(env Env) (memory.Profile, error) {
+	if err := s.Validate(); err != nil {
+		return memory.Profile{}, err
+	}
 	dec, pre := s.Pool(PoolDecode), s.Pool(PoolPrefill)
 	dsv, err := dec.resolveServing(env)
 	if err != nil {
@@ -185,6 +195,9 @@ func (s *Scenario) checkFitsDisaggregated(env Env) (memory.Profile, error) {
 // (workload, SLA and report included) and adds the prefill pool and the
 // link to its configuration.
 func (s *Scenario) resolveDisaggregated(env Env) (*Resolved, error) {
+	if err := s.Validate(); err != nil {
+		return nil, err
+	}
 	dec, pre := s.Pool(PoolDecode), s.Pool(PoolPrefill)
 	psv, err := pre.resolveServing(env)
 	if err != nil {

@@ -9,7 +9,8 @@ import (
 
 // EngineOverrides are the engine settings one pool of a disaggregated
 // scenario changes from the scenario's engine: the fields of
-// engine.Config, by the same names, each set only when given.
+// engine.Config, by the same names, each set only when given, but
+// speculative (a disaggregated scenario refuses speculative decoding).
 type EngineOverrides struct {
 	GPUMemoryUtilization      *float64 `yaml:"gpu_memory_utilization" json:"gpu_memory_utilization,omitempty"`
 	MaxNumSeqs                *int     `yaml:"max_num_seqs" json:"max_num_seqs,omitempty"`

@@ -87,6 +87,10 @@ func FuzzDecode(f *testing.F) {
 		head + "workload: {requests: 1e3, arrival: {rate_rps: .5}}\n",
 		head + "workload:\n  stages: [{duration_s: 1, rate_rps: 1}, {duration_s: 2, concurrency: 3}]\n",
 		head + "workload:\n  input_tokens: {type: buckets, buckets: [{weight: 1, min: 1, max: 5}]}\n",
+		head + "workload:\n  rate_profile: [{at_s: 0, rate_rps: 2}, {at_s: 600, rate_rps: 0}, {at_s: 900, rate_rps: 7.5}]\n  rate_profile_end_s: 1800\n",
+		head + "workload: {rate_profile: [{at_s: 0, rate_rps: 1}, {at_s: 1, rate_rps: 1e9}], arrival: {type: gamma, cv: 2}}\n",
+		head + "replicas: 2\nautoscale: {min_replicas: 1, max_replicas: 4, metric: in_flight, target: 8, interval_s: 30, tolerance: 0, scale_down_stabilization_s: 0}\n",
+		head + "autoscale:\n  metric: kv_cache_usage\n  target: 0.7\n  scale_up_delay_s: 0\n  cold_start: {provision_s: 120, startup_s: 0, weights_load_gbps: 2.5, torch_compile_s: 0, cuda_graph_capture_s: 3}\n",
 		head + "? [a, b]\n: 1\n",
 		"a: &a [*a, *a]\nb: &b [*a, *a]\n",
 	} {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 
 	"github.com/headroom-sim/headroom/catalogs"
 	"github.com/headroom-sim/headroom/hardware"
@@ -58,6 +59,8 @@ type Resolved struct {
 	// Disaggregation is the prefill pool and the link of a disaggregated
 	// scenario (Memory and Setup are then the decode pool's).
 	Disaggregation *DisaggResolved
+	// ColdStart is a new replica's scale-up delay (with autoscale).
+	ColdStart *ColdStart
 }
 
 // Resolve looks the scenario's ids up, fills vLLM's defaults, computes each
@@ -77,6 +80,7 @@ type serving struct {
 	moeTP    int
 	moeEP    int
 	db       *steptime.KernelDB
+	draft    *models.Drafter // speculative decoding's drafter (speculative.go)
 	setup    memory.Setup
 	mem      memory.Profile
 	prof     steptime.Profile
@@ -147,6 +151,13 @@ func (s *Scenario) resolveServing(env Env) (*serving, error) {
 	if s.TP > g.TPLimit() {
 		return nil, &FieldError{Field: "tp", Reason: fmt.Sprintf("%d exceeds the %d GPUs of one %s node", s.TP, g.TPLimit(), g.ID)}
 	}
+	draft, err := resolveDrafter(env, &eng, m, prec, s.TP)
+	if err != nil {
+		return nil, err
+	}
+	if draft != nil {
+		setup.DraftWeightsBytes, setup.DraftKVBytesPerToken = draft.WeightBytesPerGPU(s.TP, ep), draft.KVBytesPerToken(s.TP)
+	}
 	prof := steptime.DefaultProfile(g)
 	if s.Calibration != "" {
 		if env.Calibration == nil {
@@ -185,7 +196,7 @@ func (s *Scenario) resolveServing(env Env) (*serving, error) {
 		return nil, err
 	}
 	return &serving{model: m, gpu: g, prec: prec, eng: eng, ep: ep, dp: dp, moeTP: moeTP, moeEP: moeEP, replicas: replicas,
-		db: db, setup: setup, mem: mp, prof: prof}, nil
+		db: db, draft: draft, setup: setup, mem: mp, prof: prof}, nil
 }
 
 // kernelDB loads the measured kernels the step-time backend reads: none
@@ -252,10 +263,27 @@ func (s *Scenario) Resolve(env Env) (*Resolved, error) {
 		// a sequence is not simply ceil(n / block_size).
 		cfg.BlockUnits = func(n int) int { return memory.BlocksForTokens(m, bs, n) }
 	}
-	if err := cfg.Validate(); err != nil {
+	var warn []string
+	if sp, note := speculative(&eng, sv.draft); sp != nil {
+		cfg.Speculative = sp
+		if note != "" {
+			warn = append(warn, "engine.speculative.acceptance: "+note)
+		}
+	}
+	res := &Resolved{Config: cfg, Memory: mp, Setup: setup, Warning: warn}
+	if a := s.Autoscale; a != nil {
+		if sv.replicas != s.Replicas {
+			return nil, &FieldError{Field: "autoscale", Reason: "scales replicas, which expert_parallel without dp reads as data-parallel ranks: give dp"}
+		}
+		cs := a.ColdStartOf(mp.WeightsBytes, s.TP*sv.dp, m.NumLayers, steptime.CUDAGraphTokens(eng.MaxNumSeqs, eng.MaxNumBatchedTokens))
+		if res.Config.Autoscale, err = a.policy(cs); err != nil {
+			return nil, err
+		}
+		res.ColdStart = &cs
+	}
+	if err := res.Config.Validate(); err != nil {
 		return nil, err
 	}
-	res := &Resolved{Config: cfg, Memory: mp, Setup: setup}
 	if env.MaxRequests > 0 {
 		if n := s.EstimatedRequests(w); n > env.MaxRequests {
 			return res, fmt.Errorf("%w: about %d requests, the limit is %d", ErrTooLarge, n, env.MaxRequests)
@@ -312,7 +340,7 @@ func (s *Scenario) resolveWorkload(env Env) (sim.Workload, error) {
 	ws := &s.Workload
 	w := sim.Workload{
 		Requests: ws.Requests, Warmup: ws.WarmupRequests, Arrival: ws.Arrival, MaxConcurrency: ws.MaxConcurrency,
-		Stages: ws.Stages, SharedPrefix: ws.SharedPrefix, MultiTurn: ws.MultiTurn,
+		Stages: ws.LoadStages(0), SharedPrefix: ws.SharedPrefix, MultiTurn: ws.MultiTurn,
 	}
 	if t := ws.Trace; t != nil {
 		rc, err := open(env, "workload.trace.file", t.File)
@@ -364,4 +392,21 @@ func open(env Env, field, name string) (io.ReadCloser, error) {
 		return nil, &FieldError{Field: field, Reason: err.Error()}
 	}
 	return rc, nil
+}
+
+// LongestRequest is the most tokens, prompt and output together, one
+// request of the scenario's workload holds (sim.LongestRequest over the
+// requests it sends; a staged load's Poisson count is covered to ten
+// standard deviations above its mean). It reads the files the workload
+// references, nothing else.
+func (s *Scenario) LongestRequest(env Env) (int, error) {
+	w, err := s.resolveWorkload(env)
+	if err != nil {
+		return 0, err
+	}
+	n := s.EstimatedRequests(w)
+	if len(w.Stages) > 0 {
+		n += int(10*math.Sqrt(float64(n))) + 100
+	}
+	return sim.LongestRequest(&w, uint64(s.Workload.Seed), n+w.Warmup), nil
 }

@@ -52,6 +52,9 @@ type Scenario struct {
 	// pools (disagg.go); gpu, tp, dp, replicas, router, calibration and
 	// engine are then the pools' defaults.
 	Disaggregation *DisaggregationSpec `yaml:"disaggregation" json:"disaggregation,omitempty"`
+	// Autoscale, when set, starts and drains replicas during the run
+	// (replicas serve at the start).
+	Autoscale *AutoscaleSpec `yaml:"autoscale" json:"autoscale,omitempty"`
 }
 
 // StepTimeSpec chooses the step-time backend.
@@ -111,10 +114,11 @@ func (s *Scenario) applyWorkloadDefaults() {
 	if w.Trace != nil {
 		return
 	}
-	if w.Arrival.IsZero() && len(w.Stages) == 0 {
+	staged := len(w.Stages) > 0 || len(w.RateProfile) > 0
+	if w.Arrival.IsZero() && !staged {
 		w.Arrival = defaultArrival
 	}
-	if w.Arrival.Type == "" && len(w.Stages) == 0 {
+	if w.Arrival.Type == "" && !staged {
 		// A rate alone means Poisson arrivals, a concurrency alone a closed loop.
 		switch {
 		case w.Arrival.RateRPS > 0 && w.Arrival.Concurrency == 0:
@@ -129,7 +133,7 @@ func (s *Scenario) applyWorkloadDefaults() {
 	if w.OutputTokens.IsZero() {
 		w.OutputTokens = defaultOutput
 	}
-	if w.Requests == 0 && len(w.Stages) == 0 {
+	if w.Requests == 0 && !staged {
 		w.Requests = DefaultRequests
 	}
 	if w.Seed == 0 {
@@ -167,7 +171,7 @@ func (s *Scenario) Validate() error {
 	if ws := &s.Workload; ws.Trace == nil {
 		// Times the simulator's clock cannot hold (the trace's are checked
 		// once it is read, in Resolve).
-		w := sim.Workload{Requests: ws.Requests, Arrival: ws.Arrival, MaxConcurrency: ws.MaxConcurrency, Stages: ws.Stages, MultiTurn: ws.MultiTurn}
+		w := sim.Workload{Requests: ws.Requests, Arrival: ws.Arrival, MaxConcurrency: ws.MaxConcurrency, Stages: ws.LoadStages(0), MultiTurn: ws.MultiTurn}
 		if err := w.ValidateTimes(); err != nil {
 			return err
 		}
@@ -178,7 +182,20 @@ func (s *Scenario) Validate() error {
 		}
 	}
 	if s.Disaggregation != nil {
+		if s.Engine.Speculative != nil {
+			return &FieldError{Field: "engine.speculative", Reason: SpeculativeDisaggReason}
+		}
 		if err := s.Disaggregation.validate(); err != nil {
+			return err
+		}
+	}
+	if s.Autoscale != nil {
+		if s.Disaggregation != nil {
+			// The autoscaler starts and drains the replicas of one pool;
+			// a prefill and a decode pool would need a policy each.
+			return &FieldError{Field: "autoscale", Reason: "cannot be combined with disaggregation (the autoscaler scales one pool of replicas; size the prefill and decode pools with plan instead)"}
+		}
+		if err := s.Autoscale.validate(s.Replicas); err != nil {
 			return err
 		}
 	}

@@ -1,0 +1,145 @@
+package replay
+
+import (
+	"context"
+	"math"
+	"runtime"
+	"sort"
+	"sync"
+
+	"github.com/headroom-sim/headroom/catalogs"
+	"github.com/headroom-sim/headroom/internal/adapter/measured"
+	"github.com/headroom-sim/headroom/sim"
+	"github.com/headroom-sim/headroom/sim/steptime"
+)
+
+// MeanResult is one summary-only run replayed: the measured and predicted
+// mean TTFT and TPOT (ms), or the error that stopped it.
+type MeanResult struct {
+	Run                          *measured.Run
+	TTFTMS, TPOTMS               float64 // predicted
+	MeasuredTTFTMS, MeasuredTPOT float64
+	Err                          error
+}
+
+// TTFTError and TPOTError are the signed relative errors (predicted over
+// measured, minus one).
+func (r *MeanResult) TTFTError() float64 { return r.TTFTMS/r.MeasuredTTFTMS - 1 }
+
+// TPOTError is the signed relative TPOT error.
+func (r *MeanResult) TPOTError() float64 { return r.TPOTMS/r.MeasuredTPOT - 1 }
+
+// MeanOptions adjust ReplayMeans.
+type MeanOptions struct {
+	Options
+	// Edit changes each run's profile before it runs (a fit's trial
+	// coefficients); nil leaves the defaults.
+	Edit func(*steptime.Profile)
+	// Workers bounds the parallel simulations (0: GOMAXPROCS).
+	Workers int
+}
+
+// ReplayMeans replays runs that record mean TTFT and TPOT (as the silicon
+// table does) in parallel and returns the predicted means beside the
+// measured ones, in the runs' order.
+func ReplayMeans(ctx context.Context, runs []*measured.Run, cat *catalogs.Catalog, opt MeanOptions) []MeanResult {
+	out := make([]MeanResult, len(runs))
+	workers := opt.Workers
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				out[i] = replayMean(ctx, runs[i], cat, opt)
+			}
+		}()
+	}
+	for i := range runs {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	return out
+}
+
+func replayMean(ctx context.Context, run *measured.Run, cat *catalogs.Catalog, opt MeanOptions) MeanResult {
+	r := MeanResult{Run: run}
+	if a := run.Aggregate; a != nil {
+		r.MeasuredTTFTMS, r.MeasuredTPOT = a.TTFTMS["mean"], a.TPOTMS["mean"]
+	}
+	rs, err := Config(run, cat, opt.Options)
+	if err != nil {
+		r.Err = err
+		return r
+	}
+	if opt.Edit != nil {
+		opt.Edit(&rs.Config.Profile)
+	}
+	rep, err := sim.Run(ctx, rs.Config)
+	if err != nil {
+		r.Err = err
+		return r
+	}
+	r.TTFTMS, r.TPOTMS = rep.TTFTMS.Mean, rep.TPOTMS.Mean
+	return r
+}
+
+// MeanErrors summarises results: the median and P90 absolute errors (%)
+// of the runs that replayed, and how many did not.
+type MeanErrors struct {
+	N, Failed                  int
+	TTFTMedian, TTFTP90        float64
+	TPOTMedian, TPOTP90        float64
+	TTFTBias, TPOTBias         float64 // signed medians
+	TTFTWithin20, TPOTWithin10 float64 // share of runs within the overall bars
+}
+
+// SummarizeMeans computes the errors of rs.
+func SummarizeMeans(rs []MeanResult) MeanErrors {
+	var e MeanErrors
+	var at, ap, st, sp []float64
+	var t20, p10 int
+	for i := range rs {
+		r := &rs[i]
+		if r.Err != nil || !(r.MeasuredTTFTMS > 0) || !(r.MeasuredTPOT > 0) {
+			e.Failed++
+			continue
+		}
+		et, ep := 100*r.TTFTError(), 100*r.TPOTError()
+		at, ap, st, sp = append(at, math.Abs(et)), append(ap, math.Abs(ep)), append(st, et), append(sp, ep)
+		if math.Abs(et) <= 20 {
+			t20++
+		}
+		if math.Abs(ep) <= 10 {
+			p10++
+		}
+	}
+	e.N = len(at)
+	if e.N == 0 {
+		return e
+	}
+	e.TTFTMedian, e.TTFTP90, e.TTFTBias = quantile(at, 0.5), quantile(at, 0.9), quantile(st, 0.5)
+	e.TPOTMedian, e.TPOTP90, e.TPOTBias = quantile(ap, 0.5), quantile(ap, 0.9), quantile(sp, 0.5)
+	e.TTFTWithin20, e.TPOTWithin10 = 100*float64(t20)/float64(e.N), 100*float64(p10)/float64(e.N)
+	return e
+}
+
+func quantile(xs []float64, q float64) float64 {
+	s := append([]float64(nil), xs...)
+	sort.Float64s(s)
+	if len(s) == 0 {
+		return math.NaN()
+	}
+	pos := q * float64(len(s)-1)
+	i := int(pos)
+	if i+1 >= len(s) {
+		return s[i]
+	}
+	f := pos - float64(i)
+	return s[i]*(1-f) + s[i+1]*f
+}

@@ -1,0 +1,63 @@
+package steptime
+
+import (
+	"math"
+
+	"github.com/headroom-sim/headroom/models"
+)
+
+// Speculative decoding prices two things the rest of the model does not:
+// the target's verification of drafts (a decode whose sequences carry
+// 1 + k queries each) and the passes of a draft model inside the same
+// engine step.
+//
+// Verification is decode attention over the same KV: vLLM's backends run
+// a short query per sequence through their decode path (FlashAttention's
+// varlen kernel packs the queries of a KV head into one tile, FlashInfer
+// and TRT-LLM decode kernels take several query tokens per request,
+// FlashMLA likewise), so each sequence's KV is still read once. The
+// measured or formula decode time is carried to the extra queries at the
+// kernel's utilisation: scaled by the ratio of the two roofline times
+// (verifyScale), about 1 while the KV stream dominates, growing once the
+// queries' FLOPs do.
+
+// verifyScale is the ratio of the ideal time of a verification (queries
+// query tokens over seqs sequences' ctx KV tokens, pairs query-key pairs)
+// to the ideal time of the plain decode of the same sequences, at least 1.
+func verifyScale(a AttentionShape, roof Roof, seqs, ctx, queries, pairs float64) float64 {
+	h, kv, d := float64(a.Key.Heads), float64(a.Key.KVHeads), float64(a.Key.HeadDim)
+	kvb := a.KVBytes
+	if kvb <= 0 {
+		kvb = 2
+	}
+	stream := 2 * kv * d * ctx * kvb
+	plain := roof.time(4*h*d*ctx, stream+4*h*d*seqs)
+	if plain <= 0 {
+		return 1
+	}
+	return math.Max(1, roof.time(4*h*d*pairs, stream+4*h*d*queries)/plain)
+}
+
+// GPUTime is the step's GPU time in seconds, without the engine's CPU
+// time: a draft model's pass inside a step whose scheduling and input
+// preparation the target's step already counts.
+func (s *Model) GPUTime(b *models.Batch) float64 {
+	if b.Tokens() == 0 {
+		return 0
+	}
+	return s.gpuTime(b)
+}
+
+// GEMMTime is one m×k by k×n matmul in format (a models.Format*), from the
+// kernel tables where they cover it, else the formula, launched from the
+// host (with its floor) when m rows exceed the CUDA-graph size.
+func (s *Model) GEMMTime(format string, m, n, k int) float64 {
+	if m <= 0 || n <= 0 || k <= 0 {
+		return 0
+	}
+	sec, _, _, _ := s.gemmCall(format, m, n, k, false)
+	if s.eager(m) {
+		sec = math.Max(sec, s.prof.EagerFloorUS(format)*1e-6*s.prof.Scale.speed().Overhead)
+	}
+	return sec
+}
