@@ -55,6 +55,8 @@ func TestSimulateDisaggregatedErrors(t *testing.T) {
 		{`{"model":"llama-3.1-8b","gpu":"h100-sxm","disaggregation":{"prefill":{"gpus":1}}}`, "disaggregation.prefill.gpus"},
 		{`{"model":"llama-3.1-8b","gpu":"h100-sxm","disaggregation":{"kv_transfer":{"link":"carrier-pigeon"}}}`, "disaggregation.kv_transfer.link"},
 		{`{"model":"llama-3.1-8b","gpu":"h100-sxm","disaggregation":{"decode":{"gpu":"h200"},"kv_transfer":{"link":"nvlink4"}}}`, "disaggregation.kv_transfer.link"},
+		{`{"model":"llama-3.1-8b","gpu":"h100-sxm","autoscale":{"max_replicas":3,"target":2},"disaggregation":{"decode":{"gpu":"h200"}}}`, "autoscale"},
+		{`{"model":"llama-3.1-8b","gpu":"h100-sxm","engine":{"speculative":{"method":"ngram","num_speculative_tokens":3}},"disaggregation":{"decode":{"gpu":"h200"}}}`, "engine.speculative"},
 	} {
 		r := do(t, h, "POST", "/v1/simulate", c.body)
 		if r.status != http.StatusBadRequest {
@@ -65,6 +67,20 @@ func TestSimulateDisaggregatedErrors(t *testing.T) {
 		if len(p.Errors) == 0 || p.Errors[0].Field != c.field {
 			t.Errorf("problem %+v, want field %s", p, c.field)
 		}
+	}
+}
+
+// A plan job with disaggregation refuses speculative decoding when it is
+// submitted, naming the scenario's field.
+func TestPlanJobDisaggregatedRefusesSpeculation(t *testing.T) {
+	h := newTestServer(t, nil).Handler()
+	r := do(t, h, "POST", "/v1/jobs", `{"kind":"plan","params":{"scenario":{"model":"llama-3.1-8b","gpu":"h100-sxm","sla":{"ttft_ms":{"p99":800}},
+	  "engine":{"speculative":{"method":"ngram","num_speculative_tokens":3}}},"gpus":["h100"],"tps":[1],"disaggregation":{}}}`)
+	if r.status != http.StatusBadRequest {
+		t.Fatalf("HTTP %d, want 400: %s", r.status, r.body)
+	}
+	if p := r.problem(t); len(p.Errors) == 0 || p.Errors[0].Field != "params.scenario.engine.speculative" {
+		t.Errorf("problem %+v, want field params.scenario.engine.speculative", p)
 	}
 }
 

@@ -66,6 +66,8 @@ func FuzzSimulateBody(f *testing.F) {
 		`{"model":"llama-3.1-8b","gpu":"h100-sxm","workload":{"requests":40},"disaggregation":{"prefill":{"replicas":2,"engine":{"enable_prefix_caching":false}},"decode":{"gpu":"h200","router":"least_kv"},"kv_transfer":{"link":"infiniband-ndr","latency_us":50}}}`,
 		`{"model":"llama-3.1-8b","gpu":"h100-sxm","workload":{"requests":20},"disaggregation":{"decode":{"replicas":2},"kv_transfer":{"link":"nvlink4","overlap":"layerwise","bandwidth_gbps":0.5}}}`,
 		`{"model":"llama-3.1-8b","gpu":"h100-sxm","disaggregation":{"decode":{"tp":0,"dp":-1}}}`, `{"model":"llama-3.1-8b","gpu":"h100-sxm","disaggregation":null}`,
+		`{"model":"llama-3.1-8b","gpu":"h100-sxm","autoscale":{"max_replicas":2,"target":3},"disaggregation":{"decode":{"gpu":"h200"}}}`,
+		`{"model":"llama-3.1-8b","gpu":"h100-sxm","engine":{"speculative":{"method":"eagle","num_speculative_tokens":2}},"disaggregation":{}}`,
 		`{"model":"llama-3.1-8b","gpu":"h100-sxm","autoscale":{"min_replicas":1,"max_replicas":3,"metric":"kv_cache_usage","target":0.5,"interval_s":2,"tolerance":0,"cold_start":{"provision_s":5,"torch_compile_s":0}},"workload":{"rate_profile":[{"at_s":0,"rate_rps":2},{"at_s":4,"rate_rps":20},{"at_s":8,"rate_rps":0}],"rate_profile_end_s":10}}`,
 	}, func(c *Config) {
 		c.Simulate.SyncMaxRequests = 300
@@ -87,6 +89,8 @@ func FuzzJobBody(f *testing.F) {
 		`{"kind":"plan","params":{"scenario":{"model":"llama-3.1-8b","gpu":"h100-sxm","sla":{"ttft_ms":{"p99":800}},"workload":{"rate_profile":[{"at_s":0,"rate_rps":1},{"at_s":30,"rate_rps":6},{"at_s":60,"rate_rps":0}],"rate_profile_end_s":90}},"gpus":["h100"],"tps":[1],"window_s":30,"headroom":1.1,"target_utilization":0.5}}`,
 		`{"kind":"plan","params":{"scenario":{"model":"llama-3.1-8b","gpu":"h100-sxm","sla":{"ttft_ms":{"p99":800}},"autoscale":{"metric":"in_flight","target":8,"max_replicas":2,"cold_start":{"weights_load_gbps":4}},"workload":{"rate_profile":[{"at_s":0,"rate_rps":3},{"at_s":20,"rate_rps":9}]}},"configs":[{"gpu":"h100","replicas":1}]}}`,
 		`{"kind":"simulate","params":{"model":"llama-3.1-8b","gpu":"h100-sxm","replicas":1,"autoscale":{"max_replicas":3,"target":2,"interval_s":1,"scale_up_delay_s":2},"workload":{"rate_profile":[{"at_s":0,"rate_rps":1},{"at_s":5,"rate_rps":8}],"rate_profile_end_s":12}}}`,
+		`{"kind":"plan","params":{"scenario":{"model":"llama-3.1-8b","gpu":"h100-sxm","sla":{"ttft_ms":{"p99":800}},"workload":{"requests":30}},"gpus":["h100"],"tps":[1],"max_replicas":2,"headroom":1.2,"disaggregation":{"decode_gpus":["h200"],"max_replicas":2}}}`,
+		`{"kind":"plan","params":{"scenario":{"model":"llama-3.1-8b","gpu":"h100-sxm","sla":{"ttft_ms":{"p99":800}},"engine":{"speculative":{"method":"ngram","num_speculative_tokens":2}}},"disaggregation":{"shapes":[{"prefill":{"gpu":"h100"},"decode":{"gpu":"h100","replicas":1}}]}}}`,
 		`{"kind":"curve","params":{"scenario":{"model":"llama-3.1-8b","gpu":"h100-sxm","sla":{"tpot_ms":{"p99":50}}},"rates_rps":[1,4,16],"step_duration_s":30}}`,
 		`{"kind":"curve","params":{"scenario":{"model":"llama-3.1-8b","gpu":"h100-sxm"},"concurrencies":[1,8]}}`,
 		`{"kind":"maxload","params":{"scenario":{"model":"llama-3.1-8b","gpu":"h100-sxm","sla":{"ttft_ms":{"p99":1000}},"workload":{"arrival":{"type":"closed_loop","concurrency":4}}},"max_probes":5,"tolerance":0.05}}`,

@@ -134,7 +134,7 @@ func (d *Disaggregation) validate(c *Config) error {
 		// The autoscaler starts and drains the run's instances as one
 		// pool of replicas.
 		return &hardware.FieldError{Field: "autoscale", Reason: "cannot be combined with disaggregation (the autoscaler scales one pool of replicas)"}
-	case c.Speculative != nil || p.Engine.Speculative != nil:
+	case c.Speculative != nil || p.Engine.Speculative.On():
 		// One drafter serves one pool of targets: the drafter's prompt
 		// pass and KV cache do not move between pools.
 		return &hardware.FieldError{Field: "engine.speculative", Reason: "cannot be combined with disaggregation (the drafter's prompt pass and KV cache do not move between pools)"}

@@ -174,7 +174,7 @@ func (spec *PlanSpec) defaults(r *Runner) error {
 	if !(spec.WindowS >= 1 && spec.WindowS <= 86400) {
 		return &scenario.FieldError{Field: "window_s", Reason: fmt.Sprintf("must be in [1, 86400] s, got %g", spec.WindowS)}
 	}
-	if spec.Scenario.Engine.Speculative != nil && spec.disaggregated() {
+	if spec.Scenario.Engine.Speculative.On() && spec.disaggregated() {
 		return &scenario.FieldError{Field: "engine.speculative", Reason: scenario.SpeculativeDisaggReason}
 	}
 	if len(spec.GPUs) == 0 && len(spec.Configs) == 0 {

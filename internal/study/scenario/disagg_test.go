@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/headroom-sim/headroom/catalogs"
+	"github.com/headroom-sim/headroom/hardware"
 	"github.com/headroom-sim/headroom/internal/study/scenario"
 	"github.com/headroom-sim/headroom/sim"
 	"github.com/headroom-sim/headroom/sim/engine"
@@ -154,6 +155,8 @@ func TestDisaggregationDecodeErrors(t *testing.T) {
 		{"overlap", head + "disaggregation:\n  kv_transfer: {overlap: sometimes}\n", "disaggregation.kv_transfer.overlap", "none or layerwise"},
 		{"bandwidth", head + "disaggregation:\n  kv_transfer: {bandwidth_gbps: -3}\n", "disaggregation.kv_transfer.bandwidth_gbps", "-3"},
 		{"latency", head + "disaggregation:\n  kv_transfer: {latency_us: -1}\n", "disaggregation.kv_transfer.latency_us", "-1"},
+		{"with autoscale", head + "autoscale: {max_replicas: 3, target: 5}\ndisaggregation:\n  decode: {gpu: h200}\n", "autoscale", "cannot be combined with disaggregation"},
+		{"with speculative decoding", head + "engine:\n  speculative: {method: ngram, num_speculative_tokens: 3}\ndisaggregation:\n  decode: {gpu: h200}\n", "engine.speculative", "cannot be combined with disaggregation"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := decode(t, c.doc)
@@ -162,6 +165,58 @@ func TestDisaggregationDecodeErrors(t *testing.T) {
 				t.Errorf("error %v; want field %s with %q and a line", err, c.field, c.inMsg)
 			}
 		})
+	}
+}
+
+// Autoscale and speculative decoding are refused with disaggregation
+// however the scenario is built (a planner's or a sweep's, not decoded),
+// by Resolve, CheckFits and the simulator's own check; speculative
+// decoding turned off (no drafts) is no speculation.
+func TestDisaggregationRefusesAutoscaleAndSpeculation(t *testing.T) {
+	cat := builtin(t)
+	base, err := decode(t, heterogeneous)
+	if err != nil {
+		t.Fatal(err)
+	}
+	scaled := base
+	scaled.Autoscale = &scenario.AutoscaleSpec{MaxReplicas: 3, Target: 5}
+	spec := base
+	spec.Engine.Speculative = &engine.Speculative{Method: engine.SpecNgram, NumSpeculativeTokens: 3}
+	for _, c := range []struct {
+		name, field string
+		s           scenario.Scenario
+	}{{"autoscale", "autoscale", scaled}, {"speculative", "engine.speculative", spec}} {
+		_, rerr := c.s.Resolve(scenario.Env{Catalog: cat})
+		_, ferr := c.s.CheckFits(scenario.Env{Catalog: cat})
+		for _, err := range []error{rerr, ferr} {
+			var fe *scenario.FieldError
+			if !errors.As(err, &fe) || fe.Field != c.field || !strings.Contains(fe.Reason, "disaggregation") {
+				t.Errorf("%s: %v, want a FieldError on %s naming disaggregation", c.name, err, c.field)
+			}
+		}
+	}
+	off := base
+	off.Engine.Speculative = &engine.Speculative{Method: engine.SpecNgram}
+	if _, err := off.Resolve(scenario.Env{Catalog: cat}); err != nil {
+		t.Errorf("speculation off: %v", err)
+	}
+	// The simulator refuses them too, should a configuration reach it.
+	res, err := base.Resolve(scenario.Env{Catalog: cat})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc := res.Config
+	sc.Speculative = &sim.Speculative{Method: engine.SpecNgram, K: 1, PerPosition: []float64{0.5}, ProposalRate: 1}
+	as := res.Config
+	as.Autoscale = &sim.Autoscale{MinReplicas: 1, MaxReplicas: 6, Metric: sim.ScaleOnRequestRate, Target: 5, IntervalS: 15}
+	for _, c := range []struct {
+		field string
+		cfg   sim.Config
+	}{{"engine.speculative", sc}, {"autoscale", as}} {
+		var fe *hardware.FieldError
+		if err := c.cfg.Validate(); !errors.As(err, &fe) || fe.Field != c.field {
+			t.Errorf("sim.Config.Validate: %v, want a FieldError on %s", err, c.field)
+		}
 	}
 }
 

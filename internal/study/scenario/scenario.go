@@ -182,7 +182,7 @@ func (s *Scenario) Validate() error {
 		}
 	}
 	if s.Disaggregation != nil {
-		if s.Engine.Speculative != nil {
+		if s.Engine.Speculative.On() {
 			return &FieldError{Field: "engine.speculative", Reason: SpeculativeDisaggReason}
 		}
 		if err := s.Disaggregation.validate(); err != nil {
