@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/headroom-sim/headroom/internal/study/plan"
 )
 
 func TestCatalogInterconnects(t *testing.T) {
@@ -47,6 +49,9 @@ func TestPlanAndSweepDisaggregated(t *testing.T) {
 		t.Fatalf("plan: exit %d: %s", code, stderr)
 	}
 	var res struct {
+		Recommendation *struct {
+			Sentence string `json:"sentence"`
+		} `json:"recommendation"`
 		Candidates []struct {
 			GPU            string          `json:"gpu"`
 			Disaggregation json.RawMessage `json:"disaggregation"`
@@ -55,12 +60,21 @@ func TestPlanAndSweepDisaggregated(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &res); err != nil {
 		t.Fatal(err)
 	}
+	if res.Recommendation == nil || res.Recommendation.Sentence == "" {
+		t.Errorf("no recommendation: %s", out)
+	}
 	kinds := map[bool]int{}
 	for _, c := range res.Candidates {
 		kinds[c.Disaggregation != nil]++
 	}
 	if kinds[false] != 1 || kinds[true] != 1 {
 		t.Errorf("candidates %s, want one aggregated (h100-sxm) and one disaggregated (h100-sxm prefill, h200 decode)", out)
+	}
+	// The table names each pool of a disaggregated shape and says how.
+	code, out, stderr = runCLI(t, "plan", "--requests", "200", "--gpus", "h100-sxm", "--tps", "1", "--max-replicas", "2",
+		"--decode-gpus", "h200", "--no-headroom", "--set", "sla.ttft_ms.p99=2000", "--set", "sla.tpot_ms.p99=60")
+	if code != 0 || !strings.Contains(out, "Recommendation: ") || !strings.Contains(out, "P h100-sxm TP1×") || !strings.Contains(out, "+ D h200 TP1×") || !strings.Contains(out, plan.DisaggLabelFormat) {
+		t.Errorf("plan table: exit %d: %s%s", code, out, stderr)
 	}
 	if code, _, stderr := runCLI(t, "plan", "--decode-gpus", "h900", "--set", "sla.ttft_ms.p99=2000"); code != 2 || !strings.Contains(stderr, "--decode-gpus") {
 		t.Errorf("unknown decode GPU: exit %d: %s", code, stderr)

@@ -3,12 +3,15 @@ package plan
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"math"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/headroom-sim/headroom/internal/study/scenario"
 	"github.com/headroom-sim/headroom/sim"
+	"github.com/headroom-sim/headroom/sim/engine"
 	"github.com/headroom-sim/headroom/sim/workload"
 )
 
@@ -212,4 +215,97 @@ func TestSweepAlignsDisaggregatedColumns(t *testing.T) {
 	if err := json.Unmarshal(b, &back); err != nil || !math.IsNaN(back.Points[0].Metrics[x]) || back.Points[1].Metrics[x] != 60 {
 		t.Errorf("JSON round trip: %v, %v", err, back.Points)
 	}
+}
+
+// A disaggregated recommendation is named by its pools in the sentence
+// and the runners-up, and a rate profile is not played through it (the
+// autoscaler scales one pool of replicas): the plan says so in a note.
+func TestPlanDisaggregatedRecommendation(t *testing.T) {
+	r := runner(t)
+	s := stepProfile()
+	s.Workload.Requests = 200
+	s.SLA = &sim.SLA{E2EMS: map[string]float64{"p99": 1e6}}
+	one := DisaggShape{Prefill: PoolShape{"h100-sxm", 1, 1}, Decode: PoolShape{"h200", 1, 1}}
+	two := DisaggShape{Prefill: PoolShape{"h100-sxm", 1, 2}, Decode: PoolShape{"h200", 1, 2}}
+	res, err := r.Plan(context.Background(), PlanSpec{Scenario: s, SkipHeadroom: true,
+		Configs: []Config{{GPU: "h100-sxm", TP: 1, Replicas: 8}, {Disaggregation: &one}, {Disaggregation: &two}}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := res.Recommendation
+	if rec == nil || rec.Disaggregation == nil || *rec.Disaggregation != one || rec.GPUs != 2 || rec.GPUName != "NVIDIA H100 SXM5 80GB + NVIDIA H200 SXM 141GB" {
+		t.Fatalf("recommendation %+v, want %s on 2 GPUs", rec, &one)
+	}
+	if want := "2 GPUs disaggregated, P h100-sxm TP1×1 + D h200 TP1×1 (prefill on NVIDIA H100 SXM5 80GB, decode on NVIDIA H200 SXM 141GB): $"; !strings.HasPrefix(rec.Sentence, want) {
+		t.Errorf("sentence %q, want it to start %q", rec.Sentence, want)
+	}
+	labels := map[string]RunnerUp{}
+	for _, ru := range res.RunnersUp {
+		labels[ru.Label] = ru
+	}
+	if ru, ok := labels["P h100-sxm TP1×2 + D h200 TP1×2"]; !ok || ru.LostOn != LostCost || ru.Disaggregation == nil || *ru.Disaggregation != two || ru.GPU != "h200" {
+		t.Errorf("runners-up %+v, want the larger disaggregated shape, lost on cost", res.RunnersUp)
+	}
+	if ru, ok := labels["h100-sxm TP1×8"]; !ok || ru.LostOn != LostCost || ru.Disaggregation != nil {
+		t.Errorf("runners-up %+v, want the aggregated shape, lost on cost", res.RunnersUp)
+	}
+	if res.Day != nil || !slices.ContainsFunc(res.Notes, func(n string) bool {
+		return strings.Contains(n, "not played through the recommendation: it is disaggregated")
+	}) {
+		t.Errorf("day %+v, notes %q: want no day and a note", res.Day, res.Notes)
+	}
+}
+
+// A plan with disaggregated shapes refuses speculative decoding before
+// it simulates anything, naming the scenario's field; turned off (no
+// drafts), it is no speculation.
+func TestPlanDisaggregatedRefusesSpeculation(t *testing.T) {
+	r := runner(t)
+	s := longPrompts(20)
+	s.Engine.Speculative = &engine.Speculative{Method: engine.SpecNgram, NumSpeculativeTokens: 3}
+	sh := DisaggShape{Prefill: PoolShape{"h100-sxm", 1, 1}, Decode: PoolShape{"h100-sxm", 1, 1}}
+	for _, spec := range []PlanSpec{
+		{Scenario: s, GPUs: []string{"h100-sxm"}, TPs: []int{1}, Disaggregation: &DisaggSearch{}},
+		{Scenario: s, Configs: []Config{{Disaggregation: &sh}}},
+	} {
+		_, err := r.Plan(context.Background(), spec, nil)
+		var fe *scenario.FieldError
+		if !errors.As(err, &fe) || fe.Field != "engine.speculative" || !strings.Contains(fe.Reason, "disaggregation") {
+			t.Errorf("%v, want a FieldError on engine.speculative", err)
+		}
+	}
+	s.Engine.Speculative.NumSpeculativeTokens = 0
+	if _, err := r.Plan(context.Background(), PlanSpec{Scenario: s, Configs: []Config{{Disaggregation: &sh}}, SkipHeadroom: true}, nil); err != nil {
+		t.Errorf("speculation off: %v", err)
+	}
+}
+
+// A disaggregated candidate's headroom is searched on the plan's own
+// workload, as an aggregated one's: the shape holds the SLA at its
+// headroom × the target and misses it 5% above (the search's precision).
+func TestPlanDisaggregatedHeadroom(t *testing.T) {
+	r := runner(t)
+	base := longPrompts(300)
+	sh := DisaggShape{Prefill: PoolShape{"h100-sxm", 1, 1}, Decode: PoolShape{"h100-sxm", 1, 1}}
+	res, err := r.Plan(context.Background(), PlanSpec{Scenario: base, Configs: []Config{{Disaggregation: &sh}}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Candidates) != 1 {
+		t.Fatalf("candidates %+v, missed %+v", res.Candidates, res.Missed)
+	}
+	c := res.Candidates[0]
+	if c.Headroom < 1 || c.HeadroomCapped || c.HeadroomLimiting == "" || c.Qualifies != (c.Headroom >= res.RequiredHeadroom) {
+		t.Fatalf("headroom %.3g× (capped %v, limiting %q, qualifies %v)", c.Headroom, c.HeadroomCapped, c.HeadroomLimiting, c.Qualifies)
+	}
+	for _, x := range []struct {
+		m    float64
+		want bool
+	}{{c.Headroom, true}, {c.Headroom * (1 + headroomTolerance), false}} {
+		out := r.Run(context.Background(), c.Config.Scenario(withLoad(base, DimRate, x.m*base.Workload.Arrival.RateRPS)))
+		if out.Err != nil || out.Report.SLA.Met != x.want {
+			t.Errorf("at %.3g× the target: %v, met %v; want %v", x.m, out.Err, out.Report != nil && out.Report.SLA.Met, x.want)
+		}
+	}
+	t.Logf("%s: headroom %.3g× (%s), qualifies %v", &sh, c.Headroom, c.HeadroomLimiting, c.Qualifies)
 }
