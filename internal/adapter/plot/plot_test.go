@@ -334,3 +334,30 @@ func TestSweepPointsMissingValuesAreSkipped(t *testing.T) {
 		t.Errorf("err = %v", err)
 	}
 }
+
+// A disaggregated candidate is labelled by its pools, and the legend says
+// how such labels read only when one is drawn.
+func TestParetoLabelsDisaggregatedShapes(t *testing.T) {
+	var plain bytes.Buffer
+	if err := plot.Pareto(&plain, planFixture()); err != nil {
+		t.Fatal(err)
+	}
+	r := planFixture()
+	sh := plan.DisaggShape{Prefill: plan.PoolShape{GPU: "h100-sxm", TP: 1, Replicas: 2}, Decode: plan.PoolShape{GPU: "h200", TP: 1, Replicas: 1}}
+	r.Candidates = append(r.Candidates, plan.Candidate{Config: plan.Config{Disaggregation: &sh}, GPUs: 3, CostPerHourUSD: 8.5,
+		MeetsSLA: true, Qualifies: true, ParetoLatencyMS: 450, Pareto: true})
+	var buf bytes.Buffer
+	if err := plot.Pareto(&buf, r); err != nil {
+		t.Fatal(err)
+	}
+	_, texts := svgTexts(t, buf.Bytes())
+	_, plainTexts := svgTexts(t, plain.Bytes())
+	for _, want := range []string{"P h100-sxm TP1×2 + D h200 TP1×1", "prefill and decode pools"} {
+		if !strings.Contains(strings.Join(texts, "\n"), want) {
+			t.Errorf("no %q in the chart: %q", want, texts)
+		}
+		if strings.Contains(strings.Join(plainTexts, "\n"), want) {
+			t.Errorf("%q in a chart without disaggregated shapes", want)
+		}
+	}
+}
