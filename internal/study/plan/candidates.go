@@ -8,7 +8,8 @@ import (
 	"github.com/headroom-sim/headroom/internal/study/scenario"
 )
 
-// The search of one GPU × TP. Every probe runs the plan's own workload
+// The search of one GPU × TP (of one pair of pool types, disaggregated:
+// searchDisagg in disagg.go, on the same probes). Every probe runs the plan's own workload
 // (the same requests, lengths and seed) with its arrivals compressed or
 // stretched to a multiple of the target load, so the SLA verdict at the
 // target and every headroom probe come from one workload model: the

@@ -192,9 +192,11 @@ func (spec *PlanSpec) defaults(r *Runner) error {
 // meeting the SLA at Headroom × the target (doubling, then bisecting; a
 // probe that can no longer meet it is stopped early), then a run at the
 // target for its figures and a search for its headroom, in parallel
-// across candidates. The cheapest that qualifies is the recommendation.
-// With a rate profile the target is its peak, and the profile is then
-// played through the recommendation (see DayPlan).
+// across candidates; each pair of pool types asked for
+// (spec.Disaggregation) gets the fewest replicas per pool the same way
+// (disagg.go). The cheapest that qualifies is the recommendation. With a
+// rate profile the target is its peak, and the profile is then played
+// through an aggregated recommendation (see DayPlan).
 func (r *Runner) Plan(ctx context.Context, spec PlanSpec, progress func(float64)) (*PlanResult, error) {
 	if err := spec.defaults(r); err != nil {
 		return nil, err
