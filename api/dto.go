@@ -215,6 +215,33 @@ type PlanParams struct {
 	// ParetoMetric is the report figure the Pareto front trades against
 	// cost (default: the binding SLA bound).
 	ParetoMetric string `json:"pareto_metric" binding:"omitempty,max=128" example:"ttft_ms.p99"`
+	// Disaggregation, when given, adds disaggregated prefill/decode
+	// clusters to the ranking (the scenario's disaggregation section, if
+	// any, gives their KV link and pool settings).
+	Disaggregation *PlanDisaggregation `json:"disaggregation"`
+}
+
+// PlanDisaggregation asks a plan for disaggregated candidates: every pair
+// of a prefill pool type (prefill_gpus × prefill_tps) and a decode pool
+// type, each with the fewest replicas that meet the SLA, or the given
+// shapes as they are.
+type PlanDisaggregation struct {
+	// PrefillGPUs and DecodeGPUs default to the plan's gpus.
+	PrefillGPUs []string `json:"prefill_gpus" binding:"omitempty,max=64,dive,required,max=256" example:"h100-sxm"`
+	DecodeGPUs  []string `json:"decode_gpus" binding:"omitempty,max=64,dive,required,max=256" example:"h200"`
+	// PrefillTPs and DecodeTPs default to the plan's tps.
+	PrefillTPs []int `json:"prefill_tps" binding:"omitempty,max=16,dive,min=1,max=1024" example:"1"`
+	DecodeTPs  []int `json:"decode_tps" binding:"omitempty,max=16,dive,min=1,max=1024" example:"1"`
+	// MaxReplicas bounds each pool's replica search (default: the plan's).
+	MaxReplicas int `json:"max_replicas" binding:"omitempty,min=1,max=4096" example:"8"`
+	// Shapes, when given, are simulated as they are instead of searching.
+	Shapes []PlanDisaggShape `json:"shapes" binding:"omitempty,max=256,dive"`
+}
+
+// PlanDisaggShape is a disaggregated cluster to simulate as it is.
+type PlanDisaggShape struct {
+	Prefill PlanConfig `json:"prefill" binding:"required"`
+	Decode  PlanConfig `json:"decode" binding:"required"`
 }
 
 // PlanConfig is one cluster shape to simulate as it is.

@@ -309,6 +309,11 @@ func (s *Server) planSpec(params json.RawMessage) (plan.PlanSpec, error) {
 			spec.PricePerGPUHourUSD[g.ID] = v
 		}
 	}
+	if d := p.Disaggregation; d != nil {
+		if spec.Disaggregation, err = s.disaggSearch(d); err != nil {
+			return spec, err
+		}
+	}
 	if m := p.ParetoMetric; m != "" && !slices.Contains(reportMetrics(), m) {
 		return spec, invalid("pareto_metric", "%q is not a report figure (e.g. e2e_ms.p99, ttft_ms.p99, tpot_ms.p99, itl_ms.p99)", m)
 	}
@@ -354,17 +359,19 @@ func (s *Server) checkPlanJob(params json.RawMessage) error {
 			}
 		}
 	}
+	if spec.Disaggregation != nil {
+		return nil // the plan prunes the pool pairs itself, and says why
+	}
 	var reasons []string
 	for _, c := range shapes {
-		sc := base
-		sc.GPU, sc.TP, sc.Replicas = c.GPU, c.TP, 1
-		_, err := s.engine.Prepare(sc, s.runEnv(s.cfg.Jobs.MaxRequests))
+		c.Replicas = 1
+		_, err := s.engine.Prepare(c.Scenario(base), s.runEnv(s.cfg.Jobs.MaxRequests))
 		var fe *scenario.FieldError
 		switch {
 		case err == nil:
 			if profile != nil {
-				p := *profile
-				p.GPU, p.TP, p.Replicas, p.Autoscale = c.GPU, c.TP, 1, nil
+				p := c.Scenario(*profile)
+				p.Autoscale = nil
 				if err := s.resolveIn(p, "scenario", s.cfg.Jobs.MaxRequests); err != nil {
 					return err
 				}
@@ -544,4 +551,36 @@ func (s *Server) runCompareJob(ctx context.Context, params json.RawMessage, prog
 	notes := append(coarsenNote("report_a.timeseries", coarsen(res.ReportA, n), n),
 		coarsenNote("report_b.timeseries", coarsen(res.ReportB, n), n)...)
 	return Noted{Value: res, Notes: notes}, nil
+}
+
+// disaggSearch turns a plan's disaggregation params into the search, with
+// GPU names turned into catalog ids.
+func (s *Server) disaggSearch(d *PlanDisaggregation) (*plan.DisaggSearch, error) {
+	cat := s.catalog()
+	out := &plan.DisaggSearch{PrefillTPs: d.PrefillTPs, DecodeTPs: d.DecodeTPs, MaxReplicas: d.MaxReplicas}
+	for _, l := range []struct {
+		field string
+		ids   []string
+		dst   *[]string
+	}{{"prefill_gpus", d.PrefillGPUs, &out.PrefillGPUs}, {"decode_gpus", d.DecodeGPUs, &out.DecodeGPUs}} {
+		for i, id := range l.ids {
+			g, err := cat.GPU(id)
+			if err != nil {
+				return nil, fmt.Errorf("disaggregation.%s[%d]: %w", l.field, i, err)
+			}
+			*l.dst = append(*l.dst, g.ID)
+		}
+	}
+	for i, sh := range d.Shapes {
+		var pools [2]plan.PoolShape
+		for j, c := range []PlanConfig{sh.Prefill, sh.Decode} {
+			g, err := cat.GPU(c.GPU)
+			if err != nil {
+				return nil, fmt.Errorf("disaggregation.shapes[%d].%s.gpu: %w", i, []string{"prefill", "decode"}[j], err)
+			}
+			pools[j] = plan.PoolShape{GPU: g.ID, TP: max(c.TP, 1), Replicas: max(c.Replicas, 1)}
+		}
+		out.Shapes = append(out.Shapes, plan.DisaggShape{Prefill: pools[0], Decode: pools[1]})
+	}
+	return out, nil
 }

@@ -18,5 +18,7 @@
 // they become models.Quantization), hf_compressed.go (compressed-tensors),
 // hf_modelopt.go (NVIDIA ModelOpt and hf_quant_config.json), hf_modules.go
 // (which modules a checkpoint leaves unquantised), hf_qobj.go (typed reads of
-// JSON objects), gpus/*.yaml and models/*.yaml (the data).
+// JSON objects), gpus/*.yaml and models/*.yaml (the data), interconnects.go
+// and interconnects.yaml (the links a KV cache crosses between a prefill
+// and a decode GPU, for disaggregated serving).
 package catalogs

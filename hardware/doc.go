@@ -8,5 +8,6 @@
 // The package is pure: it holds values and arithmetic, never reads files.
 // Catalog entries are loaded by package catalogs.
 //
-// Reading order: dtype.go, gpu.go.
+// Reading order: dtype.go, gpu.go, interconnect.go (the links a KV cache
+// crosses between a prefill and a decode GPU).
 package hardware

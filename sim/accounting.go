@@ -35,6 +35,9 @@ func (s *Simulator) unfinished() []*request {
 	for i := 0; i < s.d.held.len(); i++ {
 		keep(s.d.held.at(i))
 	}
+	if s.pd != nil {
+		s.pd.unfinished(keep)
+	}
 	return left
 }
 

@@ -80,6 +80,9 @@ func (s *Simulator) report() *Report {
 	if cfg.Report.Timeseries {
 		r.Timeseries = m.series
 	}
+	if s.pd != nil {
+		s.pd.report(r)
+	}
 	if s.as != nil {
 		r.Autoscale = s.as.report()
 	}

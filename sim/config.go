@@ -67,6 +67,10 @@ type Config struct {
 	// (autoscale.go); Replicas then serve from the start.
 	Autoscale *Autoscale
 
+	// Disagg, when set, adds a prefill pool in front of the engines the
+	// fields above describe, which become the decode pool (disagg.go).
+	Disagg *Disaggregation
+
 	Workload Workload
 	SLA      *SLA
 	Report   ReportOptions
@@ -182,6 +186,11 @@ func (c *Config) Validate() error {
 			return &hardware.FieldError{Field: "engine.speculative", Reason: "needs scheduler v1"}
 		}
 		if err := sp.validate(); err != nil {
+			return err
+		}
+	}
+	if c.Disagg != nil {
+		if err := c.Disagg.validate(c); err != nil {
 			return err
 		}
 	}

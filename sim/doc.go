@@ -1,5 +1,6 @@
 // Package sim is Headroom's discrete-event simulator of vLLM-style LLM
-// serving: replicas behind a router, each an engine with a paged KV cache
+// serving: replicas behind a router (or a prefill and a decode pool,
+// disaggregated), each an engine with a paged KV cache
 // (prefix caching with block hashes, reference counts and LRU eviction), a
 // vLLM V1 scheduler (running requests first, chunked prefill under a token
 // budget, preemption by recompute or swap) or the older prefill-first V0
@@ -17,11 +18,16 @@
 // scheduler), kvcache.go and blockindex.go (blocks and prefix cache),
 // request.go, accounting.go (every request issued ends once, or is
 // reported unfinished), autoscale.go (replicas started, drained and
-// billed by an autoscaling policy during the run), metrics.go, report.go and assemble.go (what a run
-// reports), speculative.go (speculative decoding: drafts, verification,
-// acceptance). handsim_test.go is a harness for runs small enough to work out
-// by hand (a fixed step time); the *_test.go files beside it check each
-// mechanism step by step with it.
+// billed by an autoscaling policy during the run), metrics.go, report.go
+// and assemble.go (what a run reports), speculative.go (speculative
+// decoding: drafts, verification, acceptance). Disaggregated serving (a
+// prefill pool handing KV caches to a decode pool) is disagg.go (the path
+// of a request), pdpool.go (the pools at run time), kvtransfer.go (the
+// link) and pdreport.go, hooked into the files above where a request is
+// delivered, a step is scheduled or ends, and the report is assembled.
+// handsim_test.go is a harness for runs small enough to work out by hand
+// (a fixed step time); the *_test.go files beside it check each mechanism
+// step by step with it.
 //
 // Sub-packages, all below this one: engine (settings and vLLM defaults),
 // memory (start-up KV block count), steptime (step-time model), workload

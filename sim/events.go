@@ -10,6 +10,7 @@ const (
 	evWake                     // a client's think time ends, or a delayed send
 	evDeliver                  // a request reaches the API server (after half the round trip)
 	evEngine                   // a request reaches its engine rank (after the API server)
+	evPD                       // a step of a request's trip through disaggregated pools (pdpool.go)
 	evStepEnd                  // a replica's step completes
 	evStage                    // a stage of a staged load begins
 	evKick                     // a replica should try to schedule

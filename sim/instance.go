@@ -25,6 +25,8 @@ type instance struct {
 	// pending counts requests routed here that are still in the API
 	// server, on their way to a rank.
 	pending int
+	// pd is the pool of a disaggregated run (nil otherwise).
+	pd *pdPool
 }
 
 // outstanding is the router's load measure for the instance: every
@@ -79,6 +81,9 @@ func (s *Simulator) tryStartGroup(in *instance, t Time) {
 	group := 0
 	for _, rp := range in.ranks {
 		ok := rp.schedule(t)
+		if in.pd != nil {
+			s.pd.afterSchedule(rp, t)
+		}
 		rp.noteUsage(t)
 		if ok {
 			any = true

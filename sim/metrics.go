@@ -47,6 +47,8 @@ type metrics struct {
 
 	requestSink func(RequestSample)
 	tokenSink   func(tS, gapMS float64)
+	// onFinish, if set, sees every completed measured request.
+	onFinish func(r *request)
 }
 
 func newMetrics(stages int, stallMS float64, rtt Time) *metrics {
@@ -158,6 +160,9 @@ func (m *metrics) finish(r *request, t Time) {
 	if r.output > 1 {
 		s.tpot = ms(r.lastToken-r.firstToken) / float64(r.output-1)
 		s.hasTPOT = true
+	}
+	if m.onFinish != nil {
+		m.onFinish(r)
 	}
 	if m.requestSink != nil {
 		m.requestSink(RequestSample{

@@ -48,6 +48,9 @@ type Report struct {
 	GoodputRPS *float64   `json:"goodput_rps,omitempty"`
 	SLA        *SLAResult `json:"sla,omitempty"`
 
+	// Disaggregation is the prefill and decode pools of a disaggregated
+	// run, its KV transfer and TTFT's parts.
+	Disaggregation *DisaggReport `json:"disaggregation,omitempty"`
 	// Autoscale is what the autoscaler did (runs with one).
 	Autoscale *AutoscaleReport `json:"autoscale,omitempty"`
 

@@ -196,6 +196,52 @@ var (
 	pointKeys = []string{"t_s", "running", "waiting", "kv_usage_ratio", "output_tokens_per_s", "prompt_tokens_per_s", "preemptions_total", "completed_total"}
 )
 
+// disaggKeys are the keys of a disaggregated run's report (README's
+// table lists them too).
+var disaggKeys = func() []string {
+	var out []string
+	for _, k := range []string{"prefill_queue_ms", "prefill_ms", "kv_admission_ms", "kv_transfer_ms", "first_decode_ms"} {
+		out = append(out, "disaggregation.ttft_breakdown."+k)
+	}
+	for _, k := range []string{"link", "overlap", "bandwidth_gbps", "latency_us", "transfers", "mb_per_request_per_gpu", "link_busy_ratio"} {
+		out = append(out, "disaggregation.kv_transfer."+k)
+	}
+	for _, pool := range []string{"prefill", "decode"} {
+		for _, k := range []string{"gpu", "tp", "dp", "replicas", "gpus", "router", "utilization_ratio", "kv_cache", "prefix_cache_hit_ratio", "steps", "preemptions", "max_running",
+			"throughput.requests_per_s", "throughput.prompt_tokens_per_s", "throughput.output_tokens_per_s", "throughput.prompt_tokens_per_s_per_gpu", "throughput.output_tokens_per_s_per_gpu"} {
+			out = append(out, "disaggregation."+pool+"."+k)
+		}
+	}
+	return out
+}()
+
+// disaggregated is plain on a prefill and a decode pool.
+const disaggregated = plain + `
+disaggregation:
+  decode: {gpu: h200}
+`
+
+// TestDisaggReportKeys checks a disaggregated run's report has every
+// disaggregation key README promises, and a plain one has none.
+func TestDisaggReportKeys(t *testing.T) {
+	rep := simulate(t, disaggregated)
+	checkReportInvariants(t, rep)
+	v := reportJSON(t, rep)
+	for _, k := range disaggKeys {
+		got, ok := lookup(v, k)
+		if !ok {
+			t.Errorf("the report has no %s", k)
+			continue
+		}
+		if strings.HasSuffix(k, "_ms") {
+			checkLatency(t, got, k)
+		}
+	}
+	if _, ok := lookup(reportJSON(t, simulate(t, plain)), "disaggregation"); ok {
+		t.Error("an aggregated run reports a disaggregation section")
+	}
+}
+
 // optionalKeys appear only when asked for (an SLA, stages, a time
 // series, speculative decoding) or when there is something to report
 // (rejections).
@@ -338,8 +384,13 @@ func TestReadmeReportTable(t *testing.T) {
 		t.Fatalf("found %d keys in README's report table: %v", len(keys), keys)
 	}
 	for _, k := range keys {
-		if !slices.Contains(reportKeys, k) {
+		if !slices.Contains(reportKeys, k) && !slices.Contains(disaggKeys, k) {
 			t.Errorf("README lists %s; the test does not check it", k)
+		}
+	}
+	for _, k := range disaggKeys {
+		if !slices.Contains(keys, k) {
+			t.Errorf("the test checks %s, which README does not list", k)
 		}
 	}
 	for _, k := range reportKeys {
@@ -349,7 +400,8 @@ func TestReadmeReportTable(t *testing.T) {
 	}
 }
 
-// expandBraces turns "a.{b, c}" into a.b, a.c.
+// expandBraces turns "a.{b, c}" into a.b, a.c, and "a.{b, c}.{d, e}"
+// into a.b.d, a.b.e, a.c.d, a.c.e.
 func expandBraces(s string) []string {
 	pre, rest, ok := strings.Cut(s, "{")
 	if !ok {
@@ -358,7 +410,9 @@ func expandBraces(s string) []string {
 	inner, post, _ := strings.Cut(rest, "}")
 	var out []string
 	for _, p := range strings.Split(inner, ",") {
-		out = append(out, pre+strings.TrimSpace(p)+post)
+		for _, tail := range expandBraces(post) {
+			out = append(out, pre+strings.TrimSpace(p)+tail)
+		}
 	}
 	return out
 }

@@ -56,6 +56,8 @@ type request struct {
 	preemptions int32
 	hitTokens   int // prompt tokens served from the prefix cache at first admission
 	replica     int32
+
+	pd *pdState // its trip through a disaggregated run's pools (nil otherwise)
 }
 
 // numTokens is the sequence length the engine must have computed before it

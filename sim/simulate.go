@@ -33,6 +33,7 @@ type Simulator struct {
 	rr       int
 	m        *metrics
 	d        *driver
+	pd       *disagg     // nil without Config.Disagg
 	as       *autoscaler // nil without Config.Autoscale
 	rtt      Time
 	units    func(int) int
@@ -172,6 +173,11 @@ func newSimulator(cfg *Config) (*Simulator, error) {
 		return nil, err
 	}
 	s.d = d
+	if cfg.Disagg != nil {
+		if s.pd, err = newDisagg(s); err != nil {
+			return nil, err
+		}
+	}
 	if cfg.Autoscale != nil {
 		s.as = newAutoscaler(s)
 	}
@@ -223,6 +229,8 @@ func (s *Simulator) loop(ctx context.Context) error {
 			s.deliver(e.req, e.t)
 		case evEngine:
 			s.engineArrival(e.req, e.t)
+		case evPD:
+			s.pd.handle(&e)
 		case evStepEnd:
 			if e.replica < 0 {
 				s.groupStepEnd(s.insts[-1-e.replica], e.t)
@@ -275,6 +283,10 @@ func (s *Simulator) kick(rp *replica, t Time) {
 // instance (the router's choice) and through its API server, which passes
 // it to an engine rank when parsing and tokenisation are done.
 func (s *Simulator) deliver(r *request, t Time) {
+	if s.pd != nil {
+		s.pd.deliver(r, t) // to the prefill pool
+		return
+	}
 	in := s.route()
 	r.replica = in.id // the instance, until a rank takes it
 	in.pending++
@@ -351,6 +363,9 @@ func (s *Simulator) tryStart(rp *replica, t Time) {
 		return
 	}
 	ok := rp.schedule(t)
+	if rp.inst.pd != nil {
+		s.pd.afterSchedule(rp, t)
+	}
 	rp.noteUsage(t)
 	if !ok {
 		return
@@ -403,6 +418,9 @@ func (s *Simulator) applyStep(rp *replica, t Time) {
 		if r.computed == r.numTokens() {
 			rp.produced = append(rp.produced, r)
 		}
+	}
+	if rp.inst.pd != nil && s.pd.stepEnd(rp, t) {
+		return // a prefill rank: finished prompts left for the decode pool
 	}
 	anyDone := false
 	if len(rp.produced) > 0 {

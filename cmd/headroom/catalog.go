@@ -13,7 +13,7 @@ import (
 	"github.com/headroom-sim/headroom/catalogs"
 )
 
-const catalogUsage = "usage: headroom catalog list gpus|models | show gpus|models ID | import-hf CONFIG.json --id ID [--hf-id ORG/NAME] [--quant-config hf_quant_config.json] [--out DIR]"
+const catalogUsage = "usage: headroom catalog list gpus|models|interconnects | show gpus|models|interconnects ID | import-hf CONFIG.json --id ID [--hf-id ORG/NAME] [--quant-config hf_quant_config.json] [--out DIR]"
 
 func runCatalog(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet("catalog")
@@ -69,6 +69,8 @@ func listCatalog(e *env, cat *catalogs.Catalog, kind, format string) error {
 				g.DenseTFLOPS.BF16, g.DenseTFLOPS.FP8, g.ScaleUp.Kind, g.ScaleUp.BandwidthGBps, g.PricePerGPUHourUSD)
 		}
 		return tw.Flush()
+	case "interconnects", "interconnect", "links":
+		return listInterconnects(e, format)
 	case "models", "model":
 		ms := cat.Models()
 		if format == "json" {
@@ -83,7 +85,7 @@ func listCatalog(e *env, cat *catalogs.Catalog, kind, format string) error {
 		}
 		return tw.Flush()
 	}
-	return usagef("catalog list: %q is not gpus or models", kind)
+	return usagef("catalog list: %q is not gpus, models or interconnects", kind)
 }
 
 func showCatalog(e *env, cat *catalogs.Catalog, kind, id, format string) error {
@@ -107,8 +109,14 @@ func showCatalog(e *env, cat *catalogs.Catalog, kind, id, format string) error {
 			}{m, m.Params()})
 		}
 		v = m
+	case "interconnects", "interconnect", "links":
+		l, err := interconnect(id)
+		if err != nil {
+			return err
+		}
+		v = l
 	default:
-		return usagef("catalog show: %q is not gpus or models", kind)
+		return usagef("catalog show: %q is not gpus, models or interconnects", kind)
 	}
 	if format == "json" {
 		return writeJSON(e.stdout, v)

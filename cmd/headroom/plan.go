@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -149,9 +150,11 @@ func runPlan(ctx context.Context, e *env, args []string) error {
 	var noHeadroom bool
 	var pareto string
 	var headroom, util float64
+	var dis disaggFlags
 	fs := newFlagSet("plan")
 	p.register(fs, "table|json")
 	prof.register(fs)
+	dis.register(fs)
 	fs.StringVar(&gpus, "gpus", "", "candidate GPU ids, comma-separated (default: the whole catalog)")
 	fs.StringVar(&tps, "tps", "1,2,4,8", "candidate tensor-parallel degrees")
 	fs.IntVar(&maxReplicas, "max-replicas", 16, "most replicas to try per GPU and TP")
@@ -201,6 +204,9 @@ func runPlan(ctx context.Context, e *env, args []string) error {
 		}
 		spec.PricePerGPUHourUSD[g.ID] = f
 	}
+	if spec.Disaggregation, err = dis.search(r.Env.Catalog); err != nil {
+		return err
+	}
 	res, err := r.Plan(ctx, spec, progressBar(e.stderr, p.progress, "plan"))
 	if errors.Is(err, plan.ErrNoCandidates) {
 		if res != nil {
@@ -248,8 +254,15 @@ func writePlanTable(w io.Writer, res *plan.PlanResult) {
 	if res.ParetoLimitMS > 0 {
 		bound = fmt.Sprintf("%s (bound %g ms)", res.ParetoMetric, res.ParetoLimitMS)
 	}
+	labels := plan.LabelFormat
+	for _, c := range append(slices.Clone(res.Candidates), res.Missed...) {
+		if c.Disaggregation != nil {
+			labels += "; " + plan.DisaggLabelFormat
+			break
+		}
+	}
 	fmt.Fprintf(w, "\nTarget load %g (%s), required headroom %.2g×, binding %s; %d simulations. %s\n\n",
-		res.TargetLoad, res.Dimension, res.RequiredHeadroom, bound, res.Simulations, plan.LabelFormat)
+		res.TargetLoad, res.Dimension, res.RequiredHeadroom, bound, res.Simulations, labels)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "rank\tconfiguration\tgpus\tUSD/h\tUSD/Mtok out\tTTFT p99 ms\tTPOT p99 ms\t%s\tout tok/s\theadroom\tlimit\tpareto\t\n", res.ParetoMetric)
 	for i, c := range res.Candidates {
@@ -290,7 +303,7 @@ func writePruned(w io.Writer, ps []plan.Pruned) {
 	}
 	fmt.Fprintf(w, "\nPruned before simulating (%d):\n", len(ps))
 	for _, p := range ps {
-		fmt.Fprintf(w, "  %s TP%d: %s\n", p.GPU, p.TP, plan.ShortReason(p.Reason))
+		fmt.Fprintf(w, "  %s: %s\n", plan.Label(plan.Config{GPU: p.GPU, TP: p.TP, Disaggregation: p.Disaggregation}), plan.ShortReason(p.Reason))
 	}
 }
 

@@ -107,7 +107,7 @@ func runSweep(ctx context.Context, e *env, args []string) error {
 	var list bool
 	fs := newFlagSet("sweep")
 	p.register(fs, "table|csv|json")
-	fs.Var(&axes, "axis", "swept field and values: --axis engine.max_num_seqs=32,64,128 (repeatable; values in YAML syntax)")
+	fs.Var(&axes, "axis", "swept field and values: --axis engine.max_num_seqs=32,64,128 (repeatable; values in YAML syntax, mappings too: --axis 'disaggregation=null,{decode: {gpu: h200}}')")
 	fs.BoolVar(&list, "list", false, "pair the axes' values index by index instead of crossing them")
 	r, sc, err := p.parse(e, fs, args, "table", "csv", "json")
 	if err != nil {
@@ -123,7 +123,7 @@ func runSweep(ctx context.Context, e *env, args []string) error {
 			return usagef("--axis: %q is not path=v1,v2,...", a)
 		}
 		ax := plan.Axis{Path: path}
-		for _, v := range strings.Split(vals, ",") {
+		for _, v := range splitValues(vals) {
 			o, err := scenario.ParseOverride(path + "=" + v)
 			if err != nil {
 				return usagef("--axis %s: %v", path, err)
@@ -140,6 +140,28 @@ func runSweep(ctx context.Context, e *env, args []string) error {
 		writeSweepTable(w, res)
 		return nil
 	})
+}
+
+// splitValues splits an --axis list at its top-level commas, so that a
+// value may be a YAML mapping or sequence with commas of its own
+// ("null,{prefill: {replicas: 1}, decode: {replicas: 2}}").
+func splitValues(s string) []string {
+	var out []string
+	depth, start := 0, 0
+	for i, c := range s {
+		switch c {
+		case '{', '[':
+			depth++
+		case '}', ']':
+			depth--
+		case ',':
+			if depth == 0 {
+				out = append(out, s[start:i])
+				start = i + 1
+			}
+		}
+	}
+	return append(out, s[start:])
 }
 
 // sweepColumns are the metrics the sweep table shows.

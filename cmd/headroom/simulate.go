@@ -298,6 +298,7 @@ func writeReportTable(w io.Writer, sc *scenario.Scenario, res *scenario.Resolved
 		100*r.KVCache.PeakUsageRatio, 100*r.KVCache.MeanUsageRatio, r.KVCache.NumGPUBlocks, r.Preemptions, 100*r.PrefixCacheHitRatio, r.MaxRunning)
 	fl := r.Fluency
 	fmt.Fprintf(tw, "Fluency\tITL CV %.2f, %d stalls > %.0f ms, longest %.0f ms\n", fl.ITLCV, fl.Stalls, fl.StallThresholdMS, fl.LongestStallMS)
+	writeDisaggTable(tw, r)
 	if sp := r.Speculative; sp != nil {
 		fmt.Fprintf(tw, "Speculative\t%s, %d drafts: %.1f%% accepted (by position %s), mean acceptance length %.2f, %.2f tokens per request step, proposer %.1f%% of step time\n",
 			sp.Method, sp.NumSpeculativeTokens, 100*sp.AcceptanceRate, percents(sp.PerPositionAcceptanceRate), sp.MeanAcceptanceLength, sp.TokensPerRequestStep, 100*sp.ProposerTimeRatio)

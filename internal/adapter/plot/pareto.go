@@ -172,5 +172,9 @@ func Pareto(w io.Writer, r *plan.PlanResult) error {
 	}
 	p.Legend.Add("label GPU TPt×r:")
 	p.Legend.Add("  r replicas of TP t")
+	if slices.ContainsFunc(drawn, func(c plan.Candidate) bool { return c.Disaggregation != nil }) {
+		p.Legend.Add("P … + D …:")
+		p.Legend.Add("  prefill and decode pools")
+	}
 	return renderPlot(w, p)
 }

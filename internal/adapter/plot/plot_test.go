@@ -45,6 +45,9 @@ func charts(t *testing.T) []chart {
 		{"sweep_heatmap", func(w io.Writer) error { return plot.SweepHeatmap(w, sweep2Fixture(), "ttft_ms.p99") }, "Sweep: ttft_ms.p99 (ms) by engine.max_num_seqs × workload.arrival.rate_rps"},
 		{"sweep_line", func(w io.Writer) error { return plot.SweepHeatmap(w, sweep1Fixture(true), "") }, "Sweep: e2e_ms.p99 (ms) by engine.max_num_seqs"},
 		{"sweep_bars", func(w io.Writer) error { return plot.SweepHeatmap(w, sweep1Fixture(false), "ttft_ms.p99") }, "Sweep: ttft_ms.p99 (ms) by gpu"},
+		{"sweep_lines", func(w io.Writer) error {
+			return plot.SweepLines(w, sweep2Fixture(), "", "ttft_ms.p99", "throughput.output_tokens_per_s")
+		}, "Sweep: by engine.max_num_seqs, one line per workload.arrival.rate_rps"},
 		{"pareto", func(w io.Writer) error { return plot.Pareto(w, planFixture()) }, "Plan: cost vs ttft_ms.p99, 6 of 8 qualify"},
 		{"day", func(w io.Writer) error { return plot.Day(w, dayFixture()) }, "h100-sxm TP1 through the rate profile"},
 		{"load_search", func(w io.Writer) error { return plot.LoadSearch(w, loadFixture()) }, "Load search: max 13.75 req/s within the SLA"},
@@ -169,6 +172,30 @@ func TestSweepHeatmapRejectsBadInput(t *testing.T) {
 	s.Axes = append(s.Axes, "tp")
 	if err := plot.SweepHeatmap(&buf, s, ""); err == nil || !strings.Contains(err.Error(), "1 or 2 axes") {
 		t.Errorf("three axes: %v", err)
+	}
+	if buf.Len() != 0 {
+		t.Errorf("wrote %d bytes on error", buf.Len())
+	}
+}
+
+func TestSweepLinesRejectsBadInput(t *testing.T) {
+	var buf bytes.Buffer
+	for _, c := range []struct {
+		name string
+		s    *plan.SweepResult
+		m    []string
+		msg  string
+	}{
+		{"one axis", sweep1Fixture(true), nil, "want 2 axes"},
+		{"unknown metric", sweep2Fixture(), []string{"ttft_ms.p99", "nope"}, `unknown metric "nope"`},
+		{"categorical first axis", &plan.SweepResult{Axes: []string{"gpu", "tp"}, Columns: []string{"e2e_ms.p99"},
+			Points: []plan.SweepPoint{{Values: []any{"h100", 1}, Metrics: []float64{3}}}}, nil, "is not a number"},
+		{"no values", &plan.SweepResult{Axes: []string{"tp", "gpu"}, Columns: []string{"e2e_ms.p99"},
+			Points: []plan.SweepPoint{{Values: []any{1, "h100"}, Error: "does not fit"}}}, nil, "no point has e2e_ms.p99"},
+	} {
+		if err := plot.SweepLines(&buf, c.s, "", c.m...); err == nil || !strings.Contains(err.Error(), c.msg) {
+			t.Errorf("%s: %v, want %q", c.name, err, c.msg)
+		}
 	}
 	if buf.Len() != 0 {
 		t.Errorf("wrote %d bytes on error", buf.Len())
@@ -305,5 +332,32 @@ func TestSweepPointsMissingValuesAreSkipped(t *testing.T) {
 	s.Points = []plan.SweepPoint{{Metrics: []float64{1, 2, 3}}}
 	if err := plot.SweepHeatmap(io.Discard, s, ""); !errors.Is(err, plot.ErrNoData) {
 		t.Errorf("err = %v", err)
+	}
+}
+
+// A disaggregated candidate is labelled by its pools, and the legend says
+// how such labels read only when one is drawn.
+func TestParetoLabelsDisaggregatedShapes(t *testing.T) {
+	var plain bytes.Buffer
+	if err := plot.Pareto(&plain, planFixture()); err != nil {
+		t.Fatal(err)
+	}
+	r := planFixture()
+	sh := plan.DisaggShape{Prefill: plan.PoolShape{GPU: "h100-sxm", TP: 1, Replicas: 2}, Decode: plan.PoolShape{GPU: "h200", TP: 1, Replicas: 1}}
+	r.Candidates = append(r.Candidates, plan.Candidate{Config: plan.Config{Disaggregation: &sh}, GPUs: 3, CostPerHourUSD: 8.5,
+		MeetsSLA: true, Qualifies: true, ParetoLatencyMS: 450, Pareto: true})
+	var buf bytes.Buffer
+	if err := plot.Pareto(&buf, r); err != nil {
+		t.Fatal(err)
+	}
+	_, texts := svgTexts(t, buf.Bytes())
+	_, plainTexts := svgTexts(t, plain.Bytes())
+	for _, want := range []string{"P h100-sxm TP1×2 + D h200 TP1×1", "prefill and decode pools"} {
+		if !strings.Contains(strings.Join(texts, "\n"), want) {
+			t.Errorf("no %q in the chart: %q", want, texts)
+		}
+		if strings.Contains(strings.Join(plainTexts, "\n"), want) {
+			t.Errorf("%q in a chart without disaggregated shapes", want)
+		}
 	}
 }

@@ -194,11 +194,10 @@ func (r *Runner) planDay(ctx context.Context, q *searcher, profile *scenario.Sce
 	}
 	initial = min(initial, as.MaxReplicas)
 
-	scaled := *profile
-	scaled.GPU, scaled.TP, scaled.Replicas = rec.GPU, rec.TP, initial
+	scaled := Config{GPU: rec.GPU, TP: rec.TP, Replicas: initial}.Scenario(*profile)
 	scaled.Autoscale = &as
-	static := *profile
-	static.GPU, static.TP, static.Replicas, static.Autoscale = rec.GPU, rec.TP, R, nil
+	static := Config{GPU: rec.GPU, TP: rec.TP, Replicas: R}.Scenario(*profile)
+	static.Autoscale = nil
 
 	// Run the two days and the capacity searches together, longest first.
 	var runs [2]dayRun
@@ -223,7 +222,7 @@ func (r *Runner) planDay(ctx context.Context, q *searcher, profile *scenario.Sce
 			continue
 		}
 		tasks = append(tasks, func() {
-			ss := &shapeSearch{q: q, shape: Config{rec.GPU, rec.TP, n}, cache: map[probeKey]verdict{}}
+			ss := &shapeSearch{q: q, shape: Config{GPU: rec.GPU, TP: rec.TP, Replicas: n}, cache: map[probeKey]verdict{}}
 			c, err := ss.capacity(ctx, n, rec.Headroom*float64(n)/float64(R))
 			if err != nil {
 				capErr(err)

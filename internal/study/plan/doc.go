@@ -5,7 +5,8 @@
 // recommendation, runners-up and why they lost, cost, Pareto front; for a
 // rate profile, the day played through the recommendation with an
 // autoscaler against static provisioning), a throughput–latency staircase
-// with its knee (Curve), and a fair A/B comparison (Compare).
+// with its knee (Curve), and a fair A/B comparison (Compare). Plan
+// weighs disaggregated prefill/decode clusters against aggregated ones.
 //
 // Every run goes through a Runner, which resolves scenarios against a
 // catalog and runs simulations in parallel on all cores; searches reuse
@@ -18,5 +19,6 @@
 // candidates.go (replica and headroom searches), recommend.go (ranking,
 // binding bound, Pareto front, why the others lost), day.go (a rate
 // profile through the recommendation), profile.go (profiles from files
-// and traces); then curve.go, compare.go.
+// and traces), disagg.go (disaggregated prefill/decode candidates in the
+// same ranking); then curve.go, compare.go.
 package plan

@@ -46,13 +46,18 @@ type PlanSpec struct {
 	// WindowS is the length of the windows a rate profile is reported in
 	// (default 900 s; longer profile steps are split).
 	WindowS float64 `json:"window_s,omitempty"`
+	// Disaggregation, when set, adds disaggregated prefill/decode
+	// candidates to the ranking (disagg.go).
+	Disaggregation *DisaggSearch `json:"disaggregation,omitempty"`
 }
 
-// Config is one cluster shape.
+// Config is one cluster shape: replicas of one GPU and TP, or (with
+// Disaggregation) a prefill and a decode pool.
 type Config struct {
-	GPU      string `json:"gpu"`
-	TP       int    `json:"tp"`
-	Replicas int    `json:"replicas"`
+	GPU            string       `json:"gpu,omitempty"`
+	TP             int          `json:"tp,omitempty"`
+	Replicas       int          `json:"replicas,omitempty"`
+	Disaggregation *DisaggShape `json:"disaggregation,omitempty"`
 }
 
 // Candidate is a simulated cluster shape, at the target load.
@@ -93,11 +98,13 @@ type Candidate struct {
 	StoppedEarly bool `json:"stopped_early,omitempty"`
 }
 
-// Pruned is a GPU and TP that cannot serve the model at all.
+// Pruned is a GPU and TP (or a pair of pool types) that cannot serve the
+// model at all.
 type Pruned struct {
-	GPU    string `json:"gpu"`
-	TP     int    `json:"tp"`
-	Reason string `json:"reason"`
+	GPU            string       `json:"gpu"`
+	TP             int          `json:"tp"`
+	Disaggregation *DisaggShape `json:"disaggregation,omitempty"`
+	Reason         string       `json:"reason"`
 }
 
 // PlanResult answers the plan: the recommendation, the candidates that
@@ -167,6 +174,9 @@ func (spec *PlanSpec) defaults(r *Runner) error {
 	if !(spec.WindowS >= 1 && spec.WindowS <= 86400) {
 		return &scenario.FieldError{Field: "window_s", Reason: fmt.Sprintf("must be in [1, 86400] s, got %g", spec.WindowS)}
 	}
+	if spec.Scenario.Engine.Speculative.On() && spec.disaggregated() {
+		return &scenario.FieldError{Field: "engine.speculative", Reason: scenario.SpeculativeDisaggReason}
+	}
 	if len(spec.GPUs) == 0 && len(spec.Configs) == 0 {
 		for _, g := range r.Env.Catalog.GPUs() {
 			spec.GPUs = append(spec.GPUs, g.ID)
@@ -182,9 +192,11 @@ func (spec *PlanSpec) defaults(r *Runner) error {
 // meeting the SLA at Headroom × the target (doubling, then bisecting; a
 // probe that can no longer meet it is stopped early), then a run at the
 // target for its figures and a search for its headroom, in parallel
-// across candidates. The cheapest that qualifies is the recommendation.
-// With a rate profile the target is its peak, and the profile is then
-// played through the recommendation (see DayPlan).
+// across candidates; each pair of pool types asked for
+// (spec.Disaggregation) gets the fewest replicas per pool the same way
+// (disagg.go). The cheapest that qualifies is the recommendation. With a
+// rate profile the target is its peak, and the profile is then played
+// through an aggregated recommendation (see DayPlan).
 func (r *Runner) Plan(ctx context.Context, spec PlanSpec, progress func(float64)) (*PlanResult, error) {
 	if err := spec.defaults(r); err != nil {
 		return nil, err
@@ -203,20 +215,21 @@ func (r *Runner) Plan(ctx context.Context, spec PlanSpec, progress func(float64)
 	var shapes []Config // Replicas 0: search them
 	if len(spec.Configs) > 0 {
 		for _, c := range spec.Configs {
-			shapes = append(shapes, Config{c.GPU, max(c.TP, 1), max(c.Replicas, 1)})
+			if c.Disaggregation == nil {
+				shapes = append(shapes, Config{GPU: c.GPU, TP: max(c.TP, 1), Replicas: max(c.Replicas, 1)})
+			}
 		}
 	} else {
 		for _, g := range spec.GPUs {
 			for _, tp := range spec.TPs {
-				shapes = append(shapes, Config{g, tp, 0})
+				shapes = append(shapes, Config{GPU: g, TP: tp})
 			}
 		}
 	}
 	// Prune what cannot start before simulating anything.
 	var live []Config
 	for _, c := range shapes {
-		s := base
-		s.GPU, s.TP, s.Replicas = c.GPU, c.TP, 1
+		s := Config{GPU: c.GPU, TP: c.TP, Replicas: 1}.Scenario(base)
 		if _, err := s.CheckFits(r.env()); err != nil {
 			var fe *scenario.FieldError
 			if errors.Is(err, memory.ErrDoesNotFit) || errors.As(err, &fe) {
@@ -227,16 +240,22 @@ func (r *Runner) Plan(ctx context.Context, spec PlanSpec, progress func(float64)
 		}
 		live = append(live, c)
 	}
-	if len(live) == 0 {
+	disagg, dpruned, err := r.disaggPairs(&spec, base)
+	if err != nil {
+		return nil, err
+	}
+	res.Pruned = append(res.Pruned, dpruned...)
+	if len(live)+len(disagg) == 0 {
 		return res, ErrNoCandidates
 	}
 
-	steps := len(live)
+	steps := len(live) + len(disagg)
 	if profile != nil {
 		steps += len(live)/2 + 1 // the day: capacity searches and two long runs
 	}
 	prog := NewProgress(steps, progress)
 	q := &searcher{r: r, spec: &spec, base: base, dim: dim, target: target}
+	live = append(live, disagg...)
 	results := make([]shapeResult, len(live))
 	parallel(ctx, len(live), r.Workers, func(i int) {
 		defer prog.Step()
@@ -257,7 +276,12 @@ func (r *Runner) Plan(ctx context.Context, spec PlanSpec, progress func(float64)
 	if err := r.recommend(&spec, res); err != nil {
 		return nil, err
 	}
-	if profile != nil && res.Recommendation != nil {
+	switch rec := res.Recommendation; {
+	case profile == nil || rec == nil:
+	case rec.Disaggregation != nil:
+		// The autoscaler starts and drains the replicas of one pool.
+		res.Notes = append(res.Notes, "the rate profile is not played through the recommendation: it is disaggregated, and the autoscaler scales one pool of replicas (plan the profile without disaggregation for its day)")
+	default:
 		day, err := r.planDay(ctx, q, profile, res, prog)
 		if err != nil {
 			return nil, err
@@ -270,16 +294,10 @@ func (r *Runner) Plan(ctx context.Context, spec PlanSpec, progress func(float64)
 
 // candidate summarises one simulated configuration at the target load.
 func (r *Runner) candidate(spec *PlanSpec, v verdict, cfg Config) (Candidate, error) {
-	c := Candidate{Config: cfg, GPUs: cfg.TP * cfg.Replicas, Checks: []sim.SLACheck{}}
+	c := Candidate{Config: cfg, GPUs: cfg.gpus(), Checks: []sim.SLACheck{}}
 	if v.res != nil {
-		g := v.res.Config.GPU
-		c.PricePerGPUHourUSD = g.PricePerGPUHourUSD
-		if p, ok := spec.PricePerGPUHourUSD[g.ID]; ok {
-			c.PricePerGPUHourUSD = p
-		}
-		c.GPUs = cfg.TP * max(v.res.Config.DP, 1) * cfg.Replicas
+		c.GPUs, c.CostPerHourUSD, c.PricePerGPUHourUSD = clusterCost(spec, v.res)
 	}
-	c.CostPerHourUSD = float64(c.GPUs) * c.PricePerGPUHourUSD
 	rep := v.rep
 	if rep == nil {
 		c.StoppedEarly = true

@@ -37,28 +37,51 @@ type Recommendation struct {
 	Sentence string `json:"sentence"`
 }
 
-// RunnerUp is an alternative and why it lost.
+// RunnerUp is an alternative and why it lost: a GPU, TP and replicas,
+// or a disaggregated shape (its gpu and tp are then the decode pool's).
 type RunnerUp struct {
-	Label          string  `json:"label"`
-	GPU            string  `json:"gpu"`
-	TP             int     `json:"tp"`
-	Replicas       int     `json:"replicas,omitempty"`
-	CostPerHourUSD float64 `json:"cost_per_hour_usd,omitempty"`
-	LostOn         string  `json:"lost_on"`
-	Why            string  `json:"why"`
+	Label          string       `json:"label"`
+	GPU            string       `json:"gpu"`
+	TP             int          `json:"tp"`
+	Replicas       int          `json:"replicas,omitempty"`
+	Disaggregation *DisaggShape `json:"disaggregation,omitempty"`
+	CostPerHourUSD float64      `json:"cost_per_hour_usd,omitempty"`
+	LostOn         string       `json:"lost_on"`
+	Why            string       `json:"why"`
 }
 
 // Label names a cluster shape as the tables and charts do:
-// "h100-sxm TP2×3" is 3 replicas of tensor parallelism 2 on H100 SXM.
+// "h100-sxm TP2×3" is 3 replicas of tensor parallelism 2 on H100 SXM, and
+// "P h100-sxm TP1×2 + D h200 TP1×1" a disaggregated cluster of 2 H100
+// prefill replicas and 1 H200 decode replica (DisaggShape.String).
 func Label(c Config) string {
-	if c.Replicas == 0 {
-		return fmt.Sprintf("%s TP%d", c.GPU, c.TP)
+	if d := c.Disaggregation; d != nil {
+		return d.String()
 	}
-	return fmt.Sprintf("%s TP%d×%d", c.GPU, c.TP, c.Replicas)
+	return poolLabel(c.GPU, c.TP, c.Replicas)
 }
 
-// LabelFormat explains Label.
-const LabelFormat = "labels: GPU TPt×r = r replicas of t GPUs (tensor parallelism t)"
+// poolLabel is "gpu TPt×r", or "gpu TPt" without replicas.
+func poolLabel(gpu string, tp, replicas int) string {
+	if replicas == 0 {
+		return fmt.Sprintf("%s TP%d", gpu, tp)
+	}
+	return fmt.Sprintf("%s TP%d×%d", gpu, tp, replicas)
+}
+
+// LabelFormat explains Label; DisaggLabelFormat its disaggregated shapes.
+const (
+	LabelFormat       = "labels: GPU TPt×r = r replicas of t GPUs (tensor parallelism t)"
+	DisaggLabelFormat = "P … + D … = a prefill pool and a decode pool (disaggregated)"
+)
+
+// replicasText says how many replicas a shape has, in words.
+func replicasText(c Config) string {
+	if d := c.Disaggregation; d != nil {
+		return fmt.Sprintf("%d prefill and %d decode replicas", d.Prefill.Replicas, d.Decode.Replicas)
+	}
+	return plural(c.Replicas, "replica")
+}
 
 // recommend ranks the candidates, finds the binding bound, marks the
 // Pareto front and the recommendation, and says why the others lost.
@@ -88,10 +111,10 @@ func (r *Runner) recommend(spec *PlanSpec, res *PlanResult) error {
 		}
 		return cmp.Or(cmp.Compare(a.CostPerHourUSD, b.CostPerHourUSD), cmp.Compare(a.ParetoLatencyMS, b.ParetoLatencyMS),
 			cmp.Compare(b.Headroom, a.Headroom), cmp.Compare(a.CostPerMillionOutputTokensUSD, b.CostPerMillionOutputTokensUSD),
-			cmp.Compare(a.GPU, b.GPU), cmp.Compare(a.TP, b.TP), cmp.Compare(a.Replicas, b.Replicas))
+			cmp.Compare(a.GPU, b.GPU), cmp.Compare(a.TP, b.TP), cmp.Compare(a.Replicas, b.Replicas), cmp.Compare(Label(a.Config), Label(b.Config)))
 	})
 	slices.SortStableFunc(res.Missed, func(a, b Candidate) int {
-		return cmp.Or(cmp.Compare(a.CostPerHourUSD, b.CostPerHourUSD), cmp.Compare(a.GPU, b.GPU), cmp.Compare(a.TP, b.TP))
+		return cmp.Or(cmp.Compare(a.CostPerHourUSD, b.CostPerHourUSD), cmp.Compare(a.GPU, b.GPU), cmp.Compare(a.TP, b.TP), cmp.Compare(Label(a.Config), Label(b.Config)))
 	})
 	markPareto(cs)
 	var rec *Candidate
@@ -128,7 +151,7 @@ func (r *Runner) recommend(spec *PlanSpec, res *PlanResult) error {
 		if m.WhyNot == "" {
 			m.WhyNot = "misses the SLA at the target"
 		}
-		m.WhyNot = fmt.Sprintf("%s even with %d replicas", m.WhyNot, m.Replicas)
+		m.WhyNot = fmt.Sprintf("%s even with %s", m.WhyNot, replicasText(m.Config))
 	}
 	res.Summary = r.summary(spec, res, rec)
 	res.RunnersUp = runnersUp(res, rec)
@@ -201,7 +224,11 @@ func markPareto(cs []Candidate) {
 func runnersUp(res *PlanResult, rec *Candidate) []RunnerUp {
 	out := []RunnerUp{}
 	add := func(c Candidate) {
-		out = append(out, RunnerUp{Label: Label(c.Config), GPU: c.GPU, TP: c.TP, Replicas: c.Replicas, CostPerHourUSD: c.CostPerHourUSD, LostOn: c.LostOn, Why: c.WhyNot})
+		ru := RunnerUp{Label: Label(c.Config), GPU: c.GPU, TP: c.TP, Replicas: c.Replicas, Disaggregation: c.Disaggregation, CostPerHourUSD: c.CostPerHourUSD, LostOn: c.LostOn, Why: c.WhyNot}
+		if d := c.Disaggregation; d != nil {
+			ru.GPU, ru.TP = d.Decode.GPU, d.Decode.TP
+		}
+		out = append(out, ru)
 	}
 	next, short := 0, 0
 	for _, c := range res.Candidates {
@@ -223,7 +250,17 @@ func runnersUp(res *PlanResult, rec *Candidate) []RunnerUp {
 	}
 	byGPU := map[string][]Pruned{}
 	var gpus []string
+	pairs := 0
 	for _, p := range res.Pruned {
+		if d := p.Disaggregation; d != nil {
+			// Pairs of pool types, the first few: a pool type that cannot
+			// hold the model is pruned with every partner.
+			if pairs < 3 {
+				out = append(out, RunnerUp{Label: Label(Config{Disaggregation: d}), GPU: p.GPU, TP: p.TP, Disaggregation: d, LostOn: LostNoFit, Why: ShortReason(p.Reason)})
+			}
+			pairs++
+			continue
+		}
 		if _, ok := byGPU[p.GPU]; !ok {
 			gpus = append(gpus, p.GPU)
 		}
@@ -272,9 +309,21 @@ func missText(bound string, value, limit float64) string {
 // or why there is none.
 func (r *Runner) summary(spec *PlanSpec, res *PlanResult, rec *Candidate) string {
 	if rec != nil {
-		g := rec.GPU
-		if gg, err := r.env().Catalog.GPU(rec.GPU); err == nil && gg.Name != "" {
-			g = gpuName(gg.Name)
+		name := func(id string) string {
+			if gg, err := r.env().Catalog.GPU(id); err == nil && gg.Name != "" {
+				return gpuName(gg.Name)
+			}
+			return id
+		}
+		g := name(rec.GPU)
+		d := rec.Disaggregation
+		var pg, dg string
+		if d != nil {
+			pg, dg = name(d.Prefill.GPU), name(d.Decode.GPU)
+			g = pg
+			if d.Decode.GPU != d.Prefill.GPU {
+				g = pg + " + " + dg
+			}
 		}
 		rr := &Recommendation{Config: rec.Config, GPUName: g, GPUs: rec.GPUs, CostPerHourUSD: rec.CostPerHourUSD,
 			CostPerMillionOutputTokensUSD: rec.CostPerMillionOutputTokensUSD, SustainedLoad: rec.Headroom * res.TargetLoad,
@@ -285,9 +334,12 @@ func (r *Runner) summary(spec *PlanSpec, res *PlanResult, rec *Candidate) string
 			headroom = fmt.Sprintf("at least %.2f× headroom, not searched further", rec.Headroom)
 			limit = "closest to its bound: " + boundName(rec.HeadroomLimiting)
 		}
-		rr.Sentence = fmt.Sprintf("%d × %s as %s of TP%d: $%.2f/h, $%.3g per million output tokens, sustains %s within the SLA (%s); %s",
-			rec.GPUs, g, plural(rec.Replicas, "replica"), rec.TP, rec.CostPerHourUSD, rec.CostPerMillionOutputTokensUSD,
-			loadText(res.Dimension, rr.SustainedLoad), headroom, limit)
+		shape := fmt.Sprintf("%d × %s as %s of TP%d", rec.GPUs, g, plural(rec.Replicas, "replica"), rec.TP)
+		if d != nil {
+			shape = fmt.Sprintf("%d GPUs disaggregated, %s (prefill on %s, decode on %s)", rec.GPUs, d, pg, dg)
+		}
+		rr.Sentence = fmt.Sprintf("%s: $%.2f/h, $%.3g per million output tokens, sustains %s within the SLA (%s); %s",
+			shape, rec.CostPerHourUSD, rec.CostPerMillionOutputTokensUSD, loadText(res.Dimension, rr.SustainedLoad), headroom, limit)
 		res.Recommendation = rr
 		return rr.Sentence
 	}

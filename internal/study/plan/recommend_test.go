@@ -13,7 +13,7 @@ import (
 // cand is a hand-made candidate: cost, headroom, whether it qualifies,
 // and the binding TTFT p99 (limit 1000 ms) it shows at the target.
 func cand(gpu string, tp, replicas int, price, headroom, ttft float64, qualifies bool) Candidate {
-	return Candidate{Config: Config{gpu, tp, replicas}, GPUs: tp * replicas, PricePerGPUHourUSD: price, CostPerHourUSD: price * float64(tp*replicas),
+	return Candidate{Config: Config{GPU: gpu, TP: tp, Replicas: replicas}, GPUs: tp * replicas, PricePerGPUHourUSD: price, CostPerHourUSD: price * float64(tp*replicas),
 		MeetsSLA: true, Qualifies: qualifies, Headroom: headroom, HeadroomLimiting: "ttft_ms.p99",
 		Checks: []sim.SLACheck{{Metric: "ttft_ms", Quantile: "p99", LimitMS: 1000, ValueMS: ttft, Met: true}, {Metric: "tpot_ms", Quantile: "p99", LimitMS: 100, ValueMS: 20, Met: true}}}
 }
@@ -43,7 +43,7 @@ func TestRecommendTiesGoToLowerLatency(t *testing.T) {
 		t.Errorf("order and reasons %v\nwant %v", got, want)
 	}
 	rec := res.Recommendation
-	if rec == nil || rec.Config != (Config{"h100-sxm", 4, 2}) || !res.Candidates[0].Recommended || rec.SustainedLoad != 17.5 {
+	if rec == nil || rec.Config != (Config{GPU: "h100-sxm", TP: 4, Replicas: 2}) || !res.Candidates[0].Recommended || rec.SustainedLoad != 17.5 {
 		t.Fatalf("recommendation %+v", rec)
 	}
 	for _, s := range []string{"8 × NVIDIA H100 SXM5 80GB as 2 replicas of TP4", "$20.00/h", "sustains 17.5 req/s within the SLA (1.75× headroom)", "limited by TTFT p99"} {

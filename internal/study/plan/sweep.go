@@ -3,9 +3,12 @@ package plan
 import (
 	"context"
 	"encoding/csv"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -35,9 +38,49 @@ const MaxSweepPoints = 10000
 
 // SweepPoint is one simulated combination.
 type SweepPoint struct {
-	Values  []any     `json:"values"`
-	Metrics []float64 `json:"metrics,omitempty"`
-	Error   string    `json:"error,omitempty"`
+	Values  []any   `json:"values"`
+	Metrics Figures `json:"metrics,omitempty"`
+	Error   string  `json:"error,omitempty"`
+}
+
+// Figures are a point's values of the sweep's columns; a figure the
+// point's report does not have (a disaggregated run's pools, in an
+// aggregated point) is NaN, null in JSON.
+type Figures []float64
+
+// MarshalJSON writes NaN as null.
+func (f Figures) MarshalJSON() ([]byte, error) {
+	if f == nil {
+		return []byte("null"), nil
+	}
+	vs := make([]any, len(f))
+	for i, v := range f {
+		if !math.IsNaN(v) && !math.IsInf(v, 0) {
+			vs[i] = v
+		}
+	}
+	return json.Marshal(vs)
+}
+
+// UnmarshalJSON reads null as NaN.
+func (f *Figures) UnmarshalJSON(b []byte) error {
+	var vs []*float64
+	if err := json.Unmarshal(b, &vs); err != nil {
+		return err
+	}
+	if vs == nil {
+		*f = nil
+		return nil
+	}
+	out := make(Figures, len(vs))
+	for i, v := range vs {
+		out[i] = math.NaN()
+		if v != nil {
+			out[i] = *v
+		}
+	}
+	*f = out
+	return nil
 }
 
 // SweepResult is a sweep's table: one row per point, one column per axis
@@ -119,6 +162,11 @@ func (r *Runner) Sweep(ctx context.Context, spec SweepSpec, progress func(float6
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	// Points may report different figures (a disaggregated run has its
+	// pools'): the columns are every figure any point has, in the order
+	// they first appear, and a point lacking one has NaN there.
+	col := map[string]int{}
+	names := make([][]string, len(combos))
 	for i, c := range combos {
 		pt := SweepPoint{Values: c}
 		err := bad[i]
@@ -128,13 +176,29 @@ func (r *Runner) Sweep(ctx context.Context, spec SweepSpec, progress func(float6
 		if err != nil {
 			pt.Error = err.Error()
 		} else {
-			names, vals := Metrics(outs[i].Report)
-			if res.Columns == nil {
-				res.Columns = names
+			names[i], pt.Metrics = Metrics(outs[i].Report)
+			for _, n := range names[i] {
+				if _, ok := col[n]; !ok {
+					col[n] = len(res.Columns)
+					res.Columns = append(res.Columns, n)
+				}
 			}
-			pt.Metrics = vals
 		}
 		res.Points = append(res.Points, pt)
+	}
+	for i := range res.Points {
+		pt := &res.Points[i]
+		if pt.Error != "" || slices.Equal(names[i], res.Columns) {
+			continue
+		}
+		aligned := make([]float64, len(res.Columns))
+		for j := range aligned {
+			aligned[j] = math.NaN()
+		}
+		for j, n := range names[i] {
+			aligned[col[n]] = pt.Metrics[j]
+		}
+		pt.Metrics = aligned
 	}
 	return res, nil
 }
@@ -153,7 +217,7 @@ func (s *SweepResult) WriteCSV(w io.Writer) error {
 			row = append(row, fmt.Sprint(v))
 		}
 		for i := range s.Columns {
-			if i < len(p.Metrics) {
+			if i < len(p.Metrics) && !math.IsNaN(p.Metrics[i]) {
 				row = append(row, strconv.FormatFloat(p.Metrics[i], 'g', 8, 64))
 			} else {
 				row = append(row, "")

@@ -7,5 +7,7 @@
 // returns a ready-to-run sim.Config.
 //
 // Reading order: scenario.go (the schema and defaults), decode.go (strict
-// decoding), resolve.go (to a sim.Config).
+// decoding), resolve.go (to a sim.Config), disagg.go and
+// engineoverrides.go (separate prefill and decode pools, each resolved as
+// a scenario of its own, and the KV link between them).
 package scenario

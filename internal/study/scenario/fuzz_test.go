@@ -133,6 +133,8 @@ func FuzzOverride(f *testing.F) {
 		"tp=2", "engine.max_num_seqs=64", "workload.arrival={type: closed_loop, concurrency: 8}",
 		"sla.ttft_ms.p99=500", "model.x=1", "engine=5", "a.b.c=[1, 2]", "=", "tp", "workload.stages=[{duration_s: 1, rate_rps: 2}]",
 		"engine..block_size=16", ".=1", "workload.requests=1e9",
+		"disaggregation.decode.replicas=2", "disaggregation=null", "disaggregation.kv_transfer={link: nvlink4, latency_us: 3}",
+		"disaggregation.prefill.engine.max_num_seqs=8", "disaggregation.decode.engine=[1]",
 	} {
 		f.Add(s)
 	}

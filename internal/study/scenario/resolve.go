@@ -56,6 +56,9 @@ type Resolved struct {
 	Memory  memory.Profile
 	Setup   memory.Setup
 	Warning []string
+	// Disaggregation is the prefill pool and the link of a disaggregated
+	// scenario (Memory and Setup are then the decode pool's).
+	Disaggregation *DisaggResolved
 	// ColdStart is a new replica's scale-up delay (with autoscale).
 	ColdStart *ColdStart
 }
@@ -87,6 +90,9 @@ type serving struct {
 // is read) and reports whether the configuration can start, as Resolve
 // would: planners prune with it before simulating.
 func (s *Scenario) CheckFits(env Env) (memory.Profile, error) {
+	if s.Disaggregation != nil {
+		return s.checkFitsDisaggregated(env)
+	}
 	sv, err := s.resolveServing(env)
 	if err != nil {
 		return memory.Profile{}, err
@@ -227,6 +233,9 @@ func (s *Scenario) kernelDB(env Env, g *hardware.GPU) (*steptime.KernelDB, error
 }
 
 func (s *Scenario) Resolve(env Env) (*Resolved, error) {
+	if s.Disaggregation != nil {
+		return s.resolveDisaggregated(env)
+	}
 	sv, err := s.resolveServing(env)
 	if err != nil {
 		return nil, err

@@ -48,6 +48,10 @@ type Scenario struct {
 	Workload    workload.Spec `yaml:"workload" json:"workload"`
 	SLA         *sim.SLA      `yaml:"sla" json:"sla,omitempty"`
 	Report      ReportSpec    `yaml:"report" json:"report"`
+	// Disaggregation, when set, serves with separate prefill and decode
+	// pools (disagg.go); gpu, tp, dp, replicas, router, calibration and
+	// engine are then the pools' defaults.
+	Disaggregation *DisaggregationSpec `yaml:"disaggregation" json:"disaggregation,omitempty"`
 	// Autoscale, when set, starts and drains replicas during the run
 	// (replicas serve at the start).
 	Autoscale *AutoscaleSpec `yaml:"autoscale" json:"autoscale,omitempty"`
@@ -177,7 +181,20 @@ func (s *Scenario) Validate() error {
 			return err
 		}
 	}
+	if s.Disaggregation != nil {
+		if s.Engine.Speculative.On() {
+			return &FieldError{Field: "engine.speculative", Reason: SpeculativeDisaggReason}
+		}
+		if err := s.Disaggregation.validate(); err != nil {
+			return err
+		}
+	}
 	if s.Autoscale != nil {
+		if s.Disaggregation != nil {
+			// The autoscaler starts and drains the replicas of one pool;
+			// a prefill and a decode pool would need a policy each.
+			return &FieldError{Field: "autoscale", Reason: "cannot be combined with disaggregation (the autoscaler scales one pool of replicas; size the prefill and decode pools with plan instead)"}
+		}
 		if err := s.Autoscale.validate(s.Replicas); err != nil {
 			return err
 		}
