@@ -114,7 +114,8 @@ func FitHost(ctx context.Context, runs []*measured.Run, cat *catalogs.Catalog, s
 		}
 		return s / float64(n)
 	}
-	x, l := kernelfit.Minimize(params, x0, loss)
+	// Each evaluation replays every run: stop at 3% steps.
+	x, l := kernelfit.MinimizeTo(params, x0, loss, 0.03, 120)
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}

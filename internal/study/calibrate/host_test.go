@@ -43,7 +43,7 @@ func kernelOptions(cat *catalogs.Catalog) replay.Options {
 }
 
 // TestFitHost refits the host costs on the fit half of the measured
-// closed-loop runs (every sixth of them, for time) and, with -update,
+// closed-loop runs (every fourth of them, for time) and, with -update,
 // writes sim/steptime/profiles/host.json. It takes tens of minutes, so it
 // runs only with HEADROOM_FIT_HOST=1.
 func TestFitHost(t *testing.T) {
@@ -57,7 +57,7 @@ func TestFitHost(t *testing.T) {
 	fit, _ := HostSplit(siliconRuns(t))
 	var thin []*measured.Run
 	for i, r := range fit {
-		if i%6 == 0 {
+		if i%4 == 0 {
 			thin = append(thin, r)
 		}
 	}
@@ -67,7 +67,7 @@ func TestFitHost(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res.Host.Source = "fitted to the mean TTFT and TPOT of every sixth run of the fit half (calibrate.HostSplit) of the aiconfigurator-silicon closed-loop runs, table step-time backend"
+	res.Host.Source = "fitted to the mean TTFT and TPOT of every fourth run of the fit half (calibrate.HostSplit) of the aiconfigurator-silicon closed-loop runs, table step-time backend"
 	t.Logf("loss %.4f after %d evaluations: %+v", res.Loss, res.Evaluations, res.Host)
 	if *update {
 		b, _ := json.MarshalIndent(res.Host, "", "  ")

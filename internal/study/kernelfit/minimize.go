@@ -19,6 +19,12 @@ type Param struct {
 // gradients, so the loss may have kinks (a roofline's max, absolute
 // errors).
 func Minimize(params []Param, x0 []float64, f func([]float64) float64) ([]float64, float64) {
+	return MinimizeTo(params, x0, f, 1e-3, 4000)
+}
+
+// MinimizeTo is Minimize stopping at step minStep (in ln(x + offset)) or
+// after maxEvals evaluations, for losses that are costly to evaluate.
+func MinimizeTo(params []Param, x0 []float64, f func([]float64) float64, minStep float64, maxEvals int) ([]float64, float64) {
 	n := len(params)
 	to := func(i int, x float64) float64 { return math.Log(x + params[i].Offset) }
 	from := func(i int, u float64) float64 {
@@ -37,7 +43,7 @@ func Minimize(params []Param, x0 []float64, f func([]float64) float64) ([]float6
 	best := f(x)
 	trial := make([]float64, n)
 	evals := 0
-	for step := 0.5; step > 1e-3 && evals < 4000; {
+	for step := 0.5; step > minStep && evals < maxEvals; {
 		improved := false
 		for i := range n {
 			for _, d := range []float64{step, -step} {
