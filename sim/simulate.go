@@ -166,7 +166,7 @@ func newSimulator(cfg *Config) (*Simulator, error) {
 	if cfg.Engine.Scheduler == engine.SchedulerV0 && !cfg.Engine.EnableChunkedPrefill {
 		s.servableBlocks -= cfg.NumGPUBlocks / 100 // scheduleV0's watermark
 	}
-	s.m = newMetrics(len(cfg.Workload.Stages), cfg.Report.StallThresholdMS, s.rtt)
+	s.m = newMetrics(cfg.Workload.Stages, cfg.Report.StallThresholdMS, s.rtt, cfg.SLA)
 	s.m.perSecond = cfg.Report.Timeseries || len(cfg.Workload.Stages) > 0
 	d, err := newDriver(s)
 	if err != nil {
