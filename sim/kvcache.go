@@ -1,5 +1,7 @@
 package sim
 
+import "math/bits"
+
 // kvCache is one replica's paged KV cache: a pool of physical blocks, a
 // free queue ordered by eviction priority, and (with prefix caching) a map
 // from block content hash to the block holding it, as vLLM V1's BlockPool.
@@ -10,9 +12,11 @@ type kvCache struct {
 	bs      int
 	total   int
 	caching bool
-	// units gives the blocks a sequence of n tokens holds (ceil(n/bs), or
-	// capped for sliding-window models).
-	units func(n int) int
+	// unitsFn gives the blocks a sequence of n tokens holds (ceil(n/bs), or
+	// capped for sliding-window models); shift is log2(bs) when that is
+	// ceil(n/bs) and bs a power of two (-1 otherwise): a shift, not a call.
+	unitsFn func(n int) int
+	shift   int
 
 	blocks  []kvBlock
 	head    int32 // first block to evict/reuse; -1 when empty
@@ -33,9 +37,25 @@ type kvBlock struct {
 
 const notQueued = -2
 
+// units is the number of blocks a sequence of n tokens holds.
+func (c *kvCache) units(n int) int {
+	if c.shift >= 0 {
+		return (n + c.bs - 1) >> c.shift
+	}
+	if c.unitsFn != nil {
+		return c.unitsFn(n)
+	}
+	return (n + c.bs - 1) / c.bs
+}
+
+// newKVCache returns a cache of total blocks; units, if set, replaces
+// ceil(n/blockSize) as the blocks n tokens hold.
 func newKVCache(total, blockSize int, caching bool, units func(int) int) *kvCache {
-	c := &kvCache{bs: blockSize, total: total, caching: caching, units: units,
+	c := &kvCache{bs: blockSize, total: total, caching: caching, unitsFn: units, shift: -1,
 		blocks: make([]kvBlock, total), head: -1, tail: -1}
+	if units == nil && blockSize&(blockSize-1) == 0 {
+		c.shift = bits.TrailingZeros(uint(blockSize))
+	}
 	if caching {
 		c.byHash = newBlockIndex(total)
 	}
@@ -155,6 +175,11 @@ func (c *kvCache) allocate(r *request, hits []int32, upto int) bool {
 	}
 	if max(need, 0)+touch > c.numFree {
 		return false
+	}
+	if r.blocks == nil {
+		// Size the table for the whole request once (a preempted or
+		// handed-off request keeps or regrows it).
+		r.blocks = make([]int32, 0, max(c.units(r.input+r.output), need+len(hits)))
 	}
 	for _, b := range hits {
 		blk := &c.blocks[b]

@@ -137,7 +137,8 @@ func (rp *replica) scheduleV1(now Time, lag bool) bool {
 			continue
 		}
 		ok := true
-		for !rp.kv.allocate(r, nil, r.computed+n+rp.lookahead) {
+		upto := r.computed + n + rp.lookahead
+		for rp.kv.units(upto) > len(r.blocks) && !rp.kv.allocate(r, nil, upto) {
 			victim := rp.running[len(rp.running)-1]
 			rp.running = rp.running[:len(rp.running)-1]
 			rp.preempt(victim)

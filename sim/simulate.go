@@ -140,7 +140,7 @@ func newSimulator(cfg *Config) (*Simulator, error) {
 			}
 			rp := &replica{
 				id: int32(len(s.replicas)), eng: &cfg.Engine, model: sm, window: window, inst: in,
-				kv:              newKVCache(cfg.NumGPUBlocks, bs, caching, s.units),
+				kv:              newKVCache(cfg.NumGPUBlocks, bs, caching, cfg.BlockUnits),
 				blockBytes:      cfg.BlockBytes,
 				pcieBytesPerSec: math.Max(cfg.GPU.PCIe.UnidirectionalGBps(), 1) * 1e9,
 			}
@@ -414,7 +414,9 @@ func (s *Simulator) applyStep(rp *replica, t Time) {
 			rp.promptTokens += int64(sc.n)
 		}
 		r.computed += sc.n
-		rp.kv.commit(r)
+		if r.computed >= (r.cached+1)*rp.kv.bs { // a block filled: register it
+			rp.kv.commit(r)
+		}
 		if r.computed == r.numTokens() {
 			rp.produced = append(rp.produced, r)
 		}
