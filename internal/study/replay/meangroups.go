@@ -114,3 +114,23 @@ func WorstMeans(rs []MeanResult, n int, tpot bool) []int {
 	slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(abs(b), abs(a)) })
 	return idx[:min(n, len(idx))]
 }
+
+// Comparison is r as a comparison of its mean TTFT and TPOT (ttft_ms.mean,
+// tpot_ms.mean), with its layout and load, or its error.
+func (r *MeanResult) Comparison() Comparison {
+	run := r.Run
+	l := RunLayout(r)
+	c := Comparison{Run: run.Name, Basis: BasisAggregate, Model: r.Model, GPU: r.GPU, EngineVersion: run.EngineVersion,
+		PredictedBlocks: r.PredictedBlocks, Layout: &l, Notes: run.Engine.Extra}
+	if a := run.Aggregate; a != nil {
+		c.Requests = a.Completed
+		c.ClosedLoop = &ClosedLoop{Concurrency: a.Concurrency, InputTokens: int(a.MeanInputTokens + 0.5),
+			OutputTokens: int(a.MeanOutputTokens + 0.5), WarmupRequests: run.Warmup}
+	}
+	if r.Err != nil {
+		c.Error = r.Err.Error()
+		return c
+	}
+	c.Metrics = []Metric{metric("ttft_ms.mean", r.MeasuredTTFTMS, r.TTFTMS), metric("tpot_ms.mean", r.MeasuredTPOT, r.TPOTMS)}
+	return c
+}

@@ -131,3 +131,25 @@ func TestReplayMeans(t *testing.T) {
 		}
 	}
 }
+
+func TestMeanResultComparison(t *testing.T) {
+	runs, err := measured.ReadSilicon(strings.NewReader(siliconRows), "rows.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := replay.MeanResult{Run: runs[1], Model: "llama-3.1-8b", GPU: "h100-sxm", MeasuredTTFTMS: 25, TTFTMS: 30, MeasuredTPOT: 8, TPOTMS: 6, PredictedBlocks: 1000}
+	c := r.Comparison()
+	m, ok := c.Get("ttft_ms.mean")
+	p, _ := c.Get("tpot_ms.mean")
+	if !ok || m.Measured != 25 || m.Predicted != 30 || m.ErrorPct != 20 || p.ErrorPct != -25 || len(c.Metrics) != 2 {
+		t.Errorf("metrics %+v", c.Metrics)
+	}
+	if c.Run != "b" || c.Basis != replay.BasisAggregate || c.Requests != 40 || c.PredictedBlocks != 1000 || c.Layout == nil || c.Layout.TP != 1 ||
+		c.ClosedLoop == nil || *c.ClosedLoop != (replay.ClosedLoop{Concurrency: 2, InputTokens: 256, OutputTokens: 8, WarmupRequests: 4}) || c.Error != "" {
+		t.Errorf("comparison %+v", c)
+	}
+	r.Err = errors.New("does not fit")
+	if c := r.Comparison(); c.Error != "does not fit" || c.Metrics != nil {
+		t.Errorf("failed run %+v", c)
+	}
+}
