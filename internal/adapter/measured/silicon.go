@@ -17,8 +17,8 @@ import (
 // FormatSilicon is AIConfigurator's table of measured closed-loop vLLM
 // runs (silicon_vllm_agg.csv): one run per row, each a fixed-length
 // benchmark (random prompts of isl tokens, osl output tokens forced,
-// batch_size requests kept in flight) with the client's mean TTFT and
-// mean TPOT.
+// batch_size requests in flight per attention data-parallel rank) with the
+// client's mean TTFT and mean TPOT.
 const FormatSilicon = "aiconfigurator-silicon"
 
 // SiliconRequestsPerUser and SiliconWarmupPerUser are the benchmark's
@@ -144,7 +144,14 @@ func siliconRow(rec []string, col map[string]int, name string, line int) (*Run, 
 	if moeTP*moeEP != tp*dp && moeTP*moeEP != 1 {
 		return nil, &ImportError{Format: FormatSilicon, Name: name, Record: line, Field: "moe_tp_size", Reason: fmt.Sprintf("moe_tp %d × moe_ep %d is not tp %d × attention_dp %d GPUs", moeTP, moeEP, tp, dp)}
 	}
-	c := int(vals["batch_size"])
+	// batch_size is per attention-DP rank: the benchmark kept batch_size ×
+	// attention_dp_size requests in flight (every row whose
+	// silicon_data_source states silicon_concurrency agrees). A row that
+	// leaves attention_dp_size out states the whole concurrency.
+	c := int(vals["batch_size"]) * max(int(vals["attention_dp_size"]), 1)
+	if c > 1<<20 {
+		return nil, &ImportError{Format: FormatSilicon, Name: name, Record: line, Field: "batch_size", Reason: fmt.Sprintf("batch_size × attention_dp_size = %d users is more than %d", c, 1<<20)}
+	}
 	run := &Run{
 		Name:          get("id"),
 		Format:        FormatSilicon,

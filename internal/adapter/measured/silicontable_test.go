@@ -2,9 +2,14 @@ package measured
 
 import (
 	"errors"
+	"os"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"testing/fstest"
+
+	"github.com/headroom-sim/headroom/internal/testkit/refdata"
 )
 
 const siliconHead = "id,silicon_data_source,backend,backend_version,model_path,system,precision,mode,isl,osl,gemm_quant_mode,moe_quant_mode,batch_size,tp_size,pp_size,attention_dp_size,moe_tp_size,moe_ep_size,silicon_ttft_ms,silicon_tpot_ms\n"
@@ -34,8 +39,14 @@ func TestReadSilicon(t *testing.T) {
 	if q := runs[1]; q.DP != 2 || q.MoETP != 2 || q.TP != 1 {
 		t.Errorf("row without attention_dp_size: tp %d dp %d moe_tp %d", q.TP, q.DP, q.MoETP)
 	}
-	if e := runs[2]; e.DP != 4 || e.MoEEP != 16 || !e.ExpertParallel {
-		t.Errorf("DP × EP row: dp %d moe_ep %d ep %v", e.DP, e.MoEEP, e.ExpertParallel)
+	// batch_size is per attention-DP rank: 64 × 4 users (the table's
+	// silicon_concurrency=256 for this row).
+	if e := runs[2]; e.DP != 4 || e.MoEEP != 16 || !e.ExpertParallel || e.Aggregate.Concurrency != 256 || e.Warmup != 512 || e.Aggregate.Completed != 5120 {
+		t.Errorf("DP × EP row: dp %d moe_ep %d ep %v, %d users, %d warm-up", e.DP, e.MoEEP, e.ExpertParallel, e.Aggregate.Concurrency, e.Warmup)
+	}
+	// A row without attention_dp_size states the whole concurrency.
+	if q := runs[1]; q.Aggregate.Concurrency != 8 {
+		t.Errorf("row without attention_dp_size: %d users, want 8", q.Aggregate.Concurrency)
 	}
 }
 
@@ -50,6 +61,7 @@ func TestReadSiliconErrors(t *testing.T) {
 		{"fraction", row("x,,vllm,0.19.0,m,h100_sxm,fp8,agg,1024,128,fp8,fp8,8.5,1,1,1,1,1,10,2"), "batch_size", "not a whole number"},
 		{"zero tp", row("x,,vllm,0.19.0,m,h100_sxm,fp8,agg,1024,128,fp8,fp8,8,0,1,1,1,1,10,2"), "tp_size", "not a number in [1, 4096]"},
 		{"split", row("x,,vllm,0.19.0,m,h100_sxm,fp8,agg,1024,128,fp8,fp8,8,4,1,1,1,2,10,2"), "moe_tp_size", "is not tp 4 × attention_dp 1 GPUs"},
+		{"too many users", row("x,,vllm,0.19.0,m,h100_sxm,fp8,agg,1024,128,fp8,fp8,1048576,1,1,2,1,2,10,2"), "batch_size", "more than 1048576"},
 		{"negative ttft", row("x,,vllm,0.19.0,m,h100_sxm,fp8,agg,1024,128,fp8,fp8,8,1,1,1,1,1,-1,2"), "silicon_ttft_ms", "not a number"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -117,4 +129,37 @@ func FuzzReadSilicon(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestSiliconConcurrencyAsMeasured: in the reference table, every row
+// whose silicon_data_source states the benchmark's concurrency
+// (silicon_concurrency=N) imports with N users.
+func TestSiliconConcurrencyAsMeasured(t *testing.T) {
+	f, err := os.Open(refdata.Path(t, "measured/aiconfigurator-silicon/silicon_vllm_agg.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	runs, err := ReadSilicon(f, "silicon_vllm_agg.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	stated := regexp.MustCompile(`silicon_concurrency=(\d+)`)
+	checked, dp := 0, 0
+	for _, r := range runs {
+		for _, note := range r.Engine.Extra {
+			if m := stated.FindStringSubmatch(note); m != nil {
+				checked++
+				if r.DP > 1 {
+					dp++
+				}
+				if want, _ := strconv.Atoi(m[1]); r.Aggregate.Concurrency != want {
+					t.Errorf("%s: %d users, the source says %d (tp %d, dp %d)", r.Name, r.Aggregate.Concurrency, want, r.TP, r.DP)
+				}
+			}
+		}
+	}
+	if checked < 800 || dp < 60 {
+		t.Errorf("checked %d rows (%d with attention DP): want every row of the table", checked, dp)
+	}
 }
