@@ -23,8 +23,8 @@ type AccuracyPoint struct {
 }
 
 // accuracyHeight is the height of the predicted-vs-measured chart: two
-// near-square panels side by side under the title.
-const accuracyHeight = 4.2 * vg.Inch
+// near-square panels side by side under the title, the legend below.
+const accuracyHeight = 4.8 * vg.Inch
 
 // colBand fills the band around y = x.
 var colBand = color.RGBA{R: 0x2c, G: 0xa0, B: 0x2c, A: 0x30}
@@ -32,7 +32,7 @@ var colBand = color.RGBA{R: 0x2c, G: 0xa0, B: 0x2c, A: 0x30}
 // PredictedVsMeasured draws predicted against measured means, one panel
 // for TTFT and one for TPOT, both axes logarithmic in ms: the y = x line,
 // the band within ±bandPct % of it, one colour per series (in name order)
-// with the series' run count in the legend. Each panel's title gives its
+// with the series' run count in the legend below the panels. Each panel's title gives its
 // median absolute error. A point whose measured or predicted value is not
 // positive is left out of that panel. title "" draws "Predicted vs
 // measured".
@@ -43,21 +43,26 @@ func PredictedVsMeasured(w io.Writer, title string, pts []AccuracyPoint, bandPct
 	if title == "" {
 		title = "Predicted vs measured"
 	}
-	plots, err := accuracyPanels(pts, bandPct)
+	plots, legend, err := accuracyPanels(pts, bandPct)
 	if err != nil {
 		return err
 	}
 	return render(w, Width, accuracyHeight, func(dc draw.Canvas) error {
 		head := newPlot(title, "", "")
 		dc = drawTitle(dc, head)
-		drawSideBySide(dc, plots)
+		drawSideBySide(dc, plots, legend)
 		return nil
 	})
 }
 
-// accuracyPanels builds PredictedVsMeasured's two panels, the legend on
-// the first.
-func accuracyPanels(pts []AccuracyPoint, bandPct float64) ([]*gplot.Plot, error) {
+// legendEntry is one line of a legend drawn apart from its plot.
+type legendEntry struct {
+	label string
+	thumb gplot.Thumbnailer
+}
+
+// accuracyPanels builds PredictedVsMeasured's two panels and their legend.
+func accuracyPanels(pts []AccuracyPoint, bandPct float64) ([]*gplot.Plot, []legendEntry, error) {
 	var series []string
 	count := map[string]int{}
 	for _, p := range pts {
@@ -75,6 +80,7 @@ func accuracyPanels(pts []AccuracyPoint, bandPct float64) ([]*gplot.Plot, error)
 		{"TPOT", func(p AccuracyPoint) float64 { return p.MeasuredTPOTMS }, func(p AccuracyPoint) float64 { return p.PredictedTPOTMS }},
 	}
 	var plots []*gplot.Plot
+	var legend []legendEntry
 	for pi, pn := range panels {
 		bySeries := map[string]plotter.XYs{}
 		var absErr []float64
@@ -89,7 +95,7 @@ func accuracyPanels(pts []AccuracyPoint, bandPct float64) ([]*gplot.Plot, error)
 			lo, hi = math.Min(lo, math.Min(m, q)), math.Max(hi, math.Max(m, q))
 		}
 		if len(absErr) == 0 {
-			return nil, noData("predicted vs measured: no run with a positive measured and predicted %s", pn.name)
+			return nil, nil, noData("predicted vs measured: no run with a positive measured and predicted %s", pn.name)
 		}
 		if hi/lo < 2 {
 			c := math.Sqrt(lo * hi)
@@ -106,18 +112,17 @@ func accuracyPanels(pts []AccuracyPoint, bandPct float64) ([]*gplot.Plot, error)
 		lb, hb := math.Log10(1-bandPct/100), math.Log10(1+bandPct/100)
 		band, err := plotter.NewPolygon(plotter.XYs{{X: lo, Y: lo + lb}, {X: hi, Y: hi + lb}, {X: hi, Y: hi + hb}, {X: lo, Y: lo + hb}})
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		band.Color, band.LineStyle.Width = colBand, 0
 		diag, err := line(plotter.XYs{{X: lo, Y: lo}, {X: hi, Y: hi}}, colKnee)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		diag.Width = 1
 		p.Add(band, diag)
 		if pi == 0 {
-			p.Legend.Add("predicted = measured", diag)
-			p.Legend.Add(fmt.Sprintf("within ±%s%%", num(bandPct)), band)
+			legend = append(legend, legendEntry{"predicted = measured", diag}, legendEntry{fmt.Sprintf("within ±%s%%", num(bandPct)), band})
 		}
 		for si, s := range series {
 			xys := bySeries[s]
@@ -127,7 +132,7 @@ func accuracyPanels(pts []AccuracyPoint, bandPct float64) ([]*gplot.Plot, error)
 			c := translucent(seriesColor(si))
 			sc, err := points(xys, c, draw.CircleGlyph{}, 2.2)
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			p.Add(sc)
 		}
@@ -139,34 +144,50 @@ func accuracyPanels(pts []AccuracyPoint, bandPct float64) ([]*gplot.Plot, error)
 		// The legend's swatch: a scatter drawn nowhere else.
 		sc, err := points(plotter.XYs{{X: 1, Y: 1}}, translucent(seriesColor(si)), draw.CircleGlyph{}, 2.2)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		plots[0].Legend.Add(fmt.Sprintf("%s (%d)", s, count[s]), sc)
+		legend = append(legend, legendEntry{fmt.Sprintf("%s (%d)", s, count[s]), sc})
 	}
-	return plots, nil
+	return plots, legend, nil
 }
 
+// legendColumns is how many columns the legend below the panels has.
+const legendColumns = 3
+
 // drawSideBySide draws plots in one row with aligned data areas and the
-// first plot's legend in a strip on the right.
-func drawSideBySide(dc draw.Canvas, ps []*gplot.Plot) {
-	legend := ps[0].Legend
-	r := legend.Rectangle(dc)
-	legendW := (r.Max.X - r.Min.X) * 1.1 // room for a viewer's wider fallback font
-	for _, p := range ps {
-		p.Legend = gplot.NewLegend()
+// legend below them, in legendColumns columns.
+func drawSideBySide(dc draw.Canvas, ps []*gplot.Plot, entries []legendEntry) {
+	rows := (len(entries) + legendColumns - 1) / legendColumns
+	var cols []gplot.Legend
+	var stripH vg.Length
+	for c := 0; c*rows < len(entries); c++ {
+		l := gplot.NewLegend()
+		l.TextStyle.Font, l.Padding = sans(10), 3
+		l.Top, l.Left = true, true
+		for _, e := range entries[c*rows : min((c+1)*rows, len(entries))] {
+			l.Add(e.label, e.thumb)
+		}
+		r := l.Rectangle(dc)
+		stripH = max(stripH, r.Max.Y-r.Min.Y)
+		cols = append(cols, l)
 	}
-	area := draw.Crop(dc, 0, -(legendW + legendGap + 4), 0, 0)
-	t := draw.Tiles{Rows: 1, Cols: len(ps), PadX: 14, PadTop: 4, PadBottom: 4, PadLeft: 4, PadRight: 4}
+	stripH *= 1.15 // room for a viewer's larger fallback font
+	const bottom = 6
+	area := draw.Crop(dc, 0, 0, bottom+stripH+legendGap, 0)
+	t := draw.Tiles{Rows: 1, Cols: len(ps), PadX: 14, PadTop: 4, PadBottom: 4, PadLeft: 4, PadRight: 8}
 	cs := gplot.Align([][]*gplot.Plot{ps}, t, area)
 	for i, p := range ps {
 		p.Draw(cs[0][i])
 	}
-	data := ps[0].DataCanvas(cs[0][0])
-	legend.Top, legend.Left, legend.XOffs, legend.YOffs = true, true, 0, 0
-	strip := dc
-	strip.Min.X, strip.Max.Y = area.Max.X+legendGap, data.Max.Y
-	legend.Draw(strip)
-	ps[0].Legend = legend
+	left := ps[0].DataCanvas(cs[0][0]).Min.X
+	colW := (dc.Max.X - left) / legendColumns
+	for c, l := range cols {
+		strip := dc
+		strip.Min.X, strip.Max.X = left+vg.Length(c)*colW, left+vg.Length(c+1)*colW
+		strip.Min.Y = dc.Min.Y + bottom
+		strip.Max.Y = strip.Min.Y + stripH
+		l.Draw(strip)
+	}
 }
 
 // log10Ticks label an axis of log10(value) with the values: 10^k, and 2
