@@ -120,10 +120,17 @@ func (g *grid) text(w io.Writer) {
 }
 
 func (g *grid) markdown(w io.Writer) {
-	fmt.Fprintf(w, "| %s |\n", strings.Join(g.head, " | "))
+	cells := func(r []string) string {
+		out := make([]string, len(r))
+		for i, c := range r {
+			out[i] = strings.ReplaceAll(c, "|", `\|`)
+		}
+		return strings.Join(out, " | ")
+	}
+	fmt.Fprintf(w, "| %s |\n", cells(g.head))
 	fmt.Fprintf(w, "|%s\n", strings.Repeat("---|", len(g.head)))
 	for _, r := range g.rows {
-		fmt.Fprintf(w, "| %s |\n", strings.Join(r, " | "))
+		fmt.Fprintf(w, "| %s |\n", cells(r))
 	}
 }
 

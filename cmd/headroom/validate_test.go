@@ -76,7 +76,7 @@ func TestValidateClosedLoopTable(t *testing.T) {
 	}
 	code, out, _ = runCLI(t, "validate", "--run", exampleSilicon, "--output", "markdown")
 	for _, want := range []string{"## Closed-loop runs: silicon_sample.csv\n", "`silicon_sample.csv` (aiconfigurator-silicon): 7 closed-loop runs, 7 simulated.",
-		"### Per model and GPU", "| gpt-oss-120b on h200 | 1 | ", "### Per layout", "| minimax-m2.5 | b200 | 4 | 4 | 1×16 | 1 | ", "### The 10 worst runs by TTFT error"} {
+		"### Per model and GPU", "| group | runs | TTFT signed median | TTFT median \\|error\\| |", "| gpt-oss-120b on h200 | 1 | ", "### Per layout", "| minimax-m2.5 | b200 | 4 | 4 | 1×16 | 1 | ", "### The 10 worst runs by TTFT error"} {
 		if code != 0 || !strings.Contains(out, want) {
 			t.Errorf("markdown lacks %q:\n%s", want, out)
 		}
