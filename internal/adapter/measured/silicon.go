@@ -1,11 +1,15 @@
 package measured
 
 import (
+	"bytes"
 	"encoding/csv"
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
+	"path"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -182,4 +186,46 @@ func siliconRow(rec []string, col map[string]int, name string, line int) (*Run, 
 		run.Engine.Extra = append(run.Engine.Extra, src)
 	}
 	return run, nil
+}
+
+// siliconHeadBytes bounds what IsSiliconFile reads to find the header.
+const siliconHeadBytes = 64 << 10
+
+// IsSiliconFile reports whether name in fsys is a silicon table: a .csv
+// file whose header has the table's columns.
+func IsSiliconFile(fsys fs.FS, name string) bool {
+	if !strings.EqualFold(path.Ext(name), ".csv") {
+		return false
+	}
+	f, err := fsys.Open(name)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	head, err := io.ReadAll(io.LimitReader(f, siliconHeadBytes))
+	if err != nil {
+		return false
+	}
+	line, _, _ := bytes.Cut(trimBOM(head), []byte("\n"))
+	rec, err := csv.NewReader(bytes.NewReader(line)).Read()
+	return err == nil && IsSiliconHeader(rec)
+}
+
+// FindSiliconFiles lists the silicon tables at or below root in fsys,
+// sorted; run folders (FindRunDirs) are not searched.
+func FindSiliconFiles(fsys fs.FS, root string) ([]string, error) {
+	var out []string
+	err := fs.WalkDir(fsys, root, func(p string, d fs.DirEntry, err error) error {
+		switch {
+		case err != nil:
+			return err
+		case d.IsDir() && IsRunDir(fsys, p):
+			return fs.SkipDir
+		case d.Type().IsRegular() && IsSiliconFile(fsys, p):
+			out = append(out, p)
+		}
+		return nil
+	})
+	slices.Sort(out)
+	return out, err
 }
