@@ -84,8 +84,26 @@ func NewDomain(base *catalogs.Catalog, storeDir string) (*Domain, error) {
 			return "", false
 		}
 		return g.ID, true
+	}, GPU: func(sys string) (*hardware.GPU, bool) {
+		g, err := d.store.catalog().GPU(sys)
+		return g, err == nil
 	}}
 	return d, nil
+}
+
+// PreloadKernels reads the built-in kernel databases of every measured
+// GPU, so that the first request naming one does not wait for them.
+func (d *Domain) PreloadKernels() error {
+	for id := range steptime.MeasuredSystems {
+		g, err := d.GPU(id)
+		if err != nil {
+			continue
+		}
+		if _, err := d.kernels.Load(g, ""); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func (d *Domain) GPUs() []*hardware.GPU                  { return d.store.catalog().GPUs() }

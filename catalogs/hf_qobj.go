@@ -55,18 +55,6 @@ func (o qobj) int(k string) (int, bool, error) {
 	return n, true, nil
 }
 
-func (o qobj) bool(k string) (bool, bool, error) {
-	v, ok := o.get(k)
-	if !ok {
-		return false, false, nil
-	}
-	b, isBool := v.(bool)
-	if !isBool {
-		return false, true, o.errf(k, "must be a boolean, not %s", jsonKind(v))
-	}
-	return b, true, nil
-}
-
 func (o qobj) obj(k string) (qobj, bool, error) {
 	v, ok := o.get(k)
 	if !ok {

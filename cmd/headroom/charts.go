@@ -80,3 +80,19 @@ func (c *runCharts) write(dir string, rep *sim.Report) error {
 	}
 	return nil
 }
+
+// writeAccuracyPlot draws the closed-loop runs' predicted against measured
+// means, one colour per model, into path.
+func writeAccuracyPlot(path string, tables []closedLoopTable) error {
+	var pts []plot.AccuracyPoint
+	for _, t := range tables {
+		for i := range t.results {
+			if r := &t.results[i]; r.Replayed() {
+				pts = append(pts, plot.AccuracyPoint{Series: r.Model, MeasuredTTFTMS: r.MeasuredTTFTMS, PredictedTTFTMS: r.TTFTMS,
+					MeasuredTPOTMS: r.MeasuredTPOT, PredictedTPOTMS: r.TPOTMS})
+			}
+		}
+	}
+	title := fmt.Sprintf("Predicted vs measured mean TTFT and TPOT, %d closed-loop runs", len(pts))
+	return writeSVG(path, func(w io.Writer) error { return plot.PredictedVsMeasured(w, title, pts, accuracyBandPct) })
+}

@@ -17,3 +17,5 @@ func (*runCharts) Request(sim.RequestSample) {}
 func (*runCharts) Token(float64, float64)    {}
 
 func (*runCharts) write(string, *sim.Report) error { return errNotInSlimBuild }
+
+func writeAccuracyPlot(string, []closedLoopTable) error { return errNotInSlimBuild }

@@ -19,8 +19,8 @@ import (
 )
 
 // The default build of headroom is slim: it leaves out what only `serve`
-// (gin, swag, Prometheus, bbolt: the REST API) and --plot-dir (gonum/plot
-// and its fonts) need, which is most of what a first `go run ./cmd/headroom`
+// (gin, swag, Prometheus, bbolt: the REST API) and --plot-dir and validate
+// --plot (gonum/plot and its fonts) need, which is most of what a first `go run ./cmd/headroom`
 // would otherwise compile. Those command lines run the full build
 // (`go build -tags full`) instead: the binary HEADROOM_FULL_BINARY names,
 // else a headroom-full beside this executable, else, inside the project's
@@ -47,7 +47,7 @@ func needsFull(args []string) bool {
 			break
 		}
 		name, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "=")
-		if strings.HasPrefix(a, "-") && name == "plot-dir" {
+		if strings.HasPrefix(a, "-") && (name == "plot-dir" || name == "plot" && args[0] == "validate") {
 			return true
 		}
 	}

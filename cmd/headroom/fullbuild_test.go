@@ -25,6 +25,9 @@ func TestNeedsFull(t *testing.T) {
 		{[]string{"simulate", "--set", "plot-dir=x"}, false},
 		{[]string{"simulate", "--metrics-out", "m.om"}, false},
 		{[]string{"calibrate", "--", "--plot-dir"}, false},
+		{[]string{"validate", "--runs-from", "d", "--plot", "a.svg"}, true},
+		{[]string{"validate", "-plot=a.svg"}, true},
+		{[]string{"simulate", "--plot", "a.svg"}, false},
 		{nil, false},
 	} {
 		if got := needsFull(c.args); got != c.want {

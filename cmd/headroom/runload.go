@@ -172,18 +172,26 @@ func loadRunDir(dir string) (*measured.Run, error) {
 	return measured.LoadDir(os.DirFS(root), strings.TrimSuffix(rel, "/."))
 }
 
-// findRuns lists the run folders below root, sorted.
-func findRuns(root string) ([]string, error) {
-	found, err := measured.FindRunDirs(os.DirFS(root), ".")
+// findRunsAndTables lists the run folders and the tables of closed-loop
+// runs below root, each sorted.
+func findRunsAndTables(root string) (dirs, tables []string, err error) {
+	fsys := os.DirFS(root)
+	found, err := measured.FindRunDirs(fsys, ".")
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	if len(found) == 0 {
-		return nil, fmt.Errorf("no run folders below %s", root)
+	tabs, err := measured.FindSiliconFiles(fsys, ".")
+	if err != nil {
+		return nil, nil, err
 	}
-	out := make([]string, len(found))
-	for i, f := range found {
-		out[i] = filepath.Join(root, filepath.FromSlash(f))
+	if len(found) == 0 && len(tabs) == 0 {
+		return nil, nil, fmt.Errorf("no run folders or tables of closed-loop runs below %s", root)
 	}
-	return out, nil
+	for _, f := range found {
+		dirs = append(dirs, filepath.Join(root, filepath.FromSlash(f)))
+	}
+	for _, f := range tabs {
+		tables = append(tables, filepath.Join(root, filepath.FromSlash(f)))
+	}
+	return dirs, tables, nil
 }

@@ -111,6 +111,13 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	// Read the built-in kernel tables while the server starts listening,
+	// so that the first request naming a measured GPU does not wait.
+	go func() {
+		if err := dom.PreloadKernels(); err != nil {
+			log.Warn("preloading the kernel tables", "err", err)
+		}
+	}()
 	return srv.ListenAndServe(ctx)
 }
 

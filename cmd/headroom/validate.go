@@ -6,27 +6,34 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
+	"path/filepath"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/headroom-sim/headroom/catalogs"
 	"github.com/headroom-sim/headroom/internal/adapter/measured"
+	"github.com/headroom-sim/headroom/internal/study/accuracy"
 	"github.com/headroom-sim/headroom/internal/study/replay"
 	"github.com/headroom-sim/headroom/sim"
 )
 
 func runValidate(ctx context.Context, e *env, args []string) error {
 	var runs setFlags
-	var from, format, catalogDir, calibration string
-	var logged bool
+	var from, format, catalogDir, calibration, plotFile string
+	var logged, progress bool
+	var workers int
 	var o runOverrides
 	fs := newFlagSet("validate")
-	fs.Var(&runs, "run", "measured run: a run folder (LLMServingSim, inference-sim, inference-perf results, llmperf, vllm bench sweep) or a benchmark result file; repeatable")
-	fs.StringVar(&from, "runs-from", "", "replay every run folder found below this directory")
+	fs.Var(&runs, "run", "measured run: a run folder (LLMServingSim, inference-sim, inference-perf results, llmperf, vllm bench sweep), a benchmark result file or a table of closed-loop runs (aiconfigurator-silicon CSV); repeatable")
+	fs.StringVar(&from, "runs-from", "", "replay every run folder and closed-loop table found below this directory")
 	fs.StringVar(&format, "output", "table", "output format: table|json|markdown")
 	fs.StringVar(&catalogDir, "catalog-dir", "", "directory of extra catalog entries")
 	fs.StringVar(&calibration, "calibration", "", "step-time profile to use instead of the GPU defaults")
 	fs.BoolVar(&logged, "logged-blocks", false, "size the KV cache with the run's logged block count instead of the memory model")
+	fs.StringVar(&plotFile, "plot", "", "write the closed-loop runs' predicted-vs-measured chart to this SVG file (full build)")
+	fs.BoolVar(&progress, "progress", false, "print a progress bar of the closed-loop replays to stderr")
+	fs.IntVar(&workers, "workers", 0, "closed-loop runs simulated in parallel (0 = one per CPU)")
 	o.register(fs, true)
 	pos, err := parseFlags(fs, args, e.stdout)
 	if err != nil {
@@ -38,17 +45,32 @@ func runValidate(ctx context.Context, e *env, args []string) error {
 	if format != "table" && format != "json" && format != "markdown" {
 		return usagef("--output: %q is not table, json or markdown", format)
 	}
+	if workers < 0 || workers > maxValidateWorkers {
+		return usagef("--workers: %d is not in [0, %d]", workers, maxValidateWorkers)
+	}
+	var tables []string
+	runs, tables = splitTables(runs)
 	found := 0
 	if from != "" {
-		dirs, err := findRuns(from)
+		dirs, tabs, err := findRunsAndTables(from)
 		if err != nil {
 			return usagef("--runs-from: %v", err)
 		}
 		runs = append(runs, dirs...)
+		tables = append(tables, tabs...)
 		found = len(dirs)
 	}
-	if len(runs) == 0 {
+	if len(runs) == 0 && len(tables) == 0 {
 		return usagef("give --run DIR or --runs-from DIR")
+	}
+	if plotFile != "" && len(tables) == 0 {
+		return usagef("--plot: no table of closed-loop runs among the runs (the chart shows their means)")
+	}
+	if plotFile != "" {
+		// Before minutes of replays, not after.
+		if st, err := os.Stat(filepath.Dir(plotFile)); err != nil || !st.IsDir() {
+			return usagef("--plot: %s: no such directory", filepath.Dir(plotFile))
+		}
 	}
 	cat, err := loadCatalog(e, catalogDir)
 	if err != nil {
@@ -80,16 +102,48 @@ func runValidate(ctx context.Context, e *env, args []string) error {
 		}
 		comps = append(comps, cs...)
 	}
-	if len(comps) == 0 {
+	var closed []closedLoopTable
+	for _, path := range tables {
+		t, err := replayTable(ctx, e, path, &o, cat, replay.MeanOptions{Options: opt, Workers: workers}, progress)
+		if err != nil {
+			return err
+		}
+		closed = append(closed, *t)
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if len(comps) == 0 && len(closed) == 0 {
 		return usagef("--runs-from: no run below %s names its model and GPU; give --run DIR with --model and --gpu", from)
+	}
+	if plotFile != "" {
+		if err := writeAccuracyPlot(plotFile, closed); err != nil {
+			return fmt.Errorf("--plot: %w", err)
+		}
 	}
 	switch format {
 	case "json":
+		for _, t := range closed {
+			for i := range t.results {
+				comps = append(comps, t.results[i].Comparison())
+			}
+		}
 		return writeJSON(e.stdout, comps)
 	case "markdown":
-		writeAccuracyMarkdown(e.stdout, comps)
+		if len(comps) > 0 {
+			writeAccuracyMarkdown(e.stdout, comps)
+		}
+		for i := range closed {
+			if len(comps) > 0 || i > 0 {
+				fmt.Fprintln(e.stdout)
+			}
+			writeClosedLoopMarkdown(e.stdout, &closed[i])
+		}
 	default:
 		writeComparisonTable(e.stdout, comps)
+		for i := range closed {
+			writeClosedLoopTable(e.stdout, &closed[i])
+		}
 	}
 	return nil
 }
@@ -141,31 +195,19 @@ func writeComparisonTable(w io.Writer, comps []replay.Comparison) {
 	}
 }
 
-// accuracyBars are the uncalibrated accuracy targets: |error| of every
-// compared quantile (mean, p50, p90, p99) within these percentages.
-var accuracyBars = map[string]float64{"ttft_ms": 30, "tpot_ms": 15, "e2e_ms": 15}
-
 func writeAccuracyMarkdown(w io.Writer, comps []replay.Comparison) {
-	fmt.Fprintln(w, "## Summary")
+	fmt.Fprintln(w, "## Runs replayed request by request")
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "Worst absolute error over mean, p50, p90 and p99, per run and metric; the bar is 30% for TTFT and 15% for TPOT and E2E.")
+	fmt.Fprintf(w, "Worst absolute error over mean, p50, p90 and p99, per run and metric; the bar is %.0f%% for TTFT and %.0f%% for TPOT and E2E.\n",
+		accuracy.RunBars["ttft_ms"], accuracy.RunBars["tpot_ms"])
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "| run | model | GPU | TTFT | TPOT | E2E | throughput | within the bars |")
 	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|")
 	for _, c := range comps {
-		ok := true
 		var cells []string
-		for _, metric := range []string{"ttft_ms", "tpot_ms", "e2e_ms"} {
-			worst, any := 0.0, false
-			for _, q := range replay.Quantiles {
-				if m, ok := c.Get(metric + "." + q); ok {
-					worst, any = math.Max(worst, math.Abs(m.ErrorPct)), true
-				}
-			}
-			if worst > accuracyBars[metric] {
-				ok = false
-			}
-			if !any {
+		for _, metric := range accuracy.RunMetrics {
+			worst, n := accuracy.RunWorst(&c, metric)
+			if n == 0 {
 				cells = append(cells, "—")
 				continue
 			}
@@ -173,18 +215,18 @@ func writeAccuracyMarkdown(w io.Writer, comps []replay.Comparison) {
 		}
 		r, _ := c.Get("throughput.requests_per_s")
 		verdict := "yes"
-		if !ok {
+		if !accuracy.MeetsRunBars(&c) {
 			verdict = "**no**"
 		}
 		fmt.Fprintf(w, "| %s | %s | %s | %s | %+.1f%% | %s |\n", c.Run, c.Model, c.GPU, strings.Join(cells, " | "), r.ErrorPct, verdict)
 	}
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "## Per run: measured / predicted (error)")
+	fmt.Fprintln(w, "### Per run: measured / predicted (error)")
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "| run | vLLM | metric | mean | p50 | p90 | p99 |")
 	fmt.Fprintln(w, "|---|---|---|---|---|---|---|")
 	for _, c := range comps {
-		for _, metric := range []string{"ttft_ms", "tpot_ms", "e2e_ms"} {
+		for _, metric := range accuracy.RunMetrics {
 			var cells []string
 			for _, q := range replay.Quantiles {
 				m, ok := c.Get(metric + "." + q)

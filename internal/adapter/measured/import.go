@@ -28,6 +28,9 @@ var (
 	ErrUnknownFormat   = errors.New("unknown format")
 	ErrAmbiguousFormat = errors.New("ambiguous format")
 	ErrTooLarge        = errors.New("input too large")
+	// ErrRunTable is a file that holds many runs, one per row (the
+	// aiconfigurator-silicon table): ReadSilicon reads it, Import does not.
+	ErrRunTable = errors.New("a table of runs")
 )
 
 // ImportError is a bad or unreadable benchmark file: the file's name, the
@@ -41,7 +44,7 @@ type ImportError struct {
 	Field  string
 	Reason string
 	// Err is a sentinel (ErrUnknownFormat, ErrAmbiguousFormat,
-	// ErrTooLarge) or nil.
+	// ErrTooLarge, ErrRunTable) or nil.
 	Err error
 }
 
@@ -255,6 +258,9 @@ func Detect(head []byte, name string) (string, error) {
 	case 1:
 		return hits[0], nil
 	case 0:
+		if s.kind == kindCSV && IsSiliconHeader(s.header) {
+			return "", &ImportError{Format: FormatSilicon, Name: name, Reason: "a table of closed-loop runs, one per row, not one benchmark's result (validate replays it)", Err: ErrRunTable}
+		}
 	default:
 		return "", &ImportError{Name: name, Reason: "content matches several formats (" + strings.Join(hits, ", ") + "); name one", Err: ErrAmbiguousFormat}
 	}

@@ -1,11 +1,15 @@
 package measured
 
 import (
+	"bytes"
 	"encoding/csv"
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
+	"path"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -13,8 +17,8 @@ import (
 // FormatSilicon is AIConfigurator's table of measured closed-loop vLLM
 // runs (silicon_vllm_agg.csv): one run per row, each a fixed-length
 // benchmark (random prompts of isl tokens, osl output tokens forced,
-// batch_size requests kept in flight) with the client's mean TTFT and
-// mean TPOT.
+// batch_size requests in flight per attention data-parallel rank) with the
+// client's mean TTFT and mean TPOT.
 const FormatSilicon = "aiconfigurator-silicon"
 
 // SiliconRequestsPerUser and SiliconWarmupPerUser are the benchmark's
@@ -140,7 +144,14 @@ func siliconRow(rec []string, col map[string]int, name string, line int) (*Run, 
 	if moeTP*moeEP != tp*dp && moeTP*moeEP != 1 {
 		return nil, &ImportError{Format: FormatSilicon, Name: name, Record: line, Field: "moe_tp_size", Reason: fmt.Sprintf("moe_tp %d × moe_ep %d is not tp %d × attention_dp %d GPUs", moeTP, moeEP, tp, dp)}
 	}
-	c := int(vals["batch_size"])
+	// batch_size is per attention-DP rank: the benchmark kept batch_size ×
+	// attention_dp_size requests in flight (every row whose
+	// silicon_data_source states silicon_concurrency agrees). A row that
+	// leaves attention_dp_size out states the whole concurrency.
+	c := int(vals["batch_size"]) * max(int(vals["attention_dp_size"]), 1)
+	if c > 1<<20 {
+		return nil, &ImportError{Format: FormatSilicon, Name: name, Record: line, Field: "batch_size", Reason: fmt.Sprintf("batch_size × attention_dp_size = %d users is more than %d", c, 1<<20)}
+	}
 	run := &Run{
 		Name:          get("id"),
 		Format:        FormatSilicon,
@@ -175,4 +186,46 @@ func siliconRow(rec []string, col map[string]int, name string, line int) (*Run, 
 		run.Engine.Extra = append(run.Engine.Extra, src)
 	}
 	return run, nil
+}
+
+// siliconHeadBytes bounds what IsSiliconFile reads to find the header.
+const siliconHeadBytes = 64 << 10
+
+// IsSiliconFile reports whether name in fsys is a silicon table: a .csv
+// file whose header has the table's columns.
+func IsSiliconFile(fsys fs.FS, name string) bool {
+	if !strings.EqualFold(path.Ext(name), ".csv") {
+		return false
+	}
+	f, err := fsys.Open(name)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	head, err := io.ReadAll(io.LimitReader(f, siliconHeadBytes))
+	if err != nil {
+		return false
+	}
+	line, _, _ := bytes.Cut(trimBOM(head), []byte("\n"))
+	rec, err := csv.NewReader(bytes.NewReader(line)).Read()
+	return err == nil && IsSiliconHeader(rec)
+}
+
+// FindSiliconFiles lists the silicon tables at or below root in fsys,
+// sorted; run folders (FindRunDirs) are not searched.
+func FindSiliconFiles(fsys fs.FS, root string) ([]string, error) {
+	var out []string
+	err := fs.WalkDir(fsys, root, func(p string, d fs.DirEntry, err error) error {
+		switch {
+		case err != nil:
+			return err
+		case d.IsDir() && IsRunDir(fsys, p):
+			return fs.SkipDir
+		case d.Type().IsRegular() && IsSiliconFile(fsys, p):
+			out = append(out, p)
+		}
+		return nil
+	})
+	slices.Sort(out)
+	return out, err
 }

@@ -1,7 +1,8 @@
 // Package plot draws a run's and a planner's results as SVG charts a
 // person would rather look at than read: latency CDFs, the engine's state
 // over time, the throughput–latency curve with its SLA and knee, a sweep's
-// heat map or lines, a plan's cost–latency Pareto front and a load search.
+// heat map or lines, a plan's cost–latency Pareto front, a load search,
+// and the simulator's predictions against measured runs.
 //
 // It is pure: every chart is a function that takes a result value and an
 // io.Writer and writes one self-contained SVG document (8×5 in, or taller
@@ -20,5 +21,6 @@
 // rendering), distributions.go, cdf.go, timeline.go, curve.go (the
 // throughput–latency curve and the load search), sweep.go, sweeplines.go
 // (metrics over a sweep, one line per value of its second axis), pareto.go,
-// render.go (a result's default chart, for callers holding any result).
+// accuracy.go (predicted vs measured), render.go (a result's default
+// chart, for callers holding any result).
 package plot

@@ -2,6 +2,7 @@ package plot_test
 
 import (
 	"context"
+	"math"
 	"sync"
 	"testing"
 
@@ -173,4 +174,23 @@ func loadFixture() *plan.LoadResult {
 	}
 	r.Knee = r.Probes[4]
 	return r
+}
+
+// accuracyFixture is 30 runs of three models: measured TTFT from 20 ms to
+// 6 s and TPOT from 4 to 60 ms, predicted off by a factor that cycles
+// through 0.6–1.5 (so some points sit outside the ±20% band), and one run
+// whose prediction failed (0 ms: left out).
+func accuracyFixture() []plot.AccuracyPoint {
+	models := []string{"gpt-oss-120b", "minimax-m2.5", "llama-3.1-8b"}
+	factors := []float64{0.6, 0.85, 1, 1.1, 1.5}
+	var pts []plot.AccuracyPoint
+	for i := range 30 {
+		ttft := 20 * math.Pow(300, float64(i)/29)
+		tpot := 4 * math.Pow(15, float64((i*7)%30)/29)
+		f := factors[i%len(factors)]
+		pts = append(pts, plot.AccuracyPoint{Series: models[i%3], MeasuredTTFTMS: ttft, PredictedTTFTMS: ttft * f,
+			MeasuredTPOTMS: tpot, PredictedTPOTMS: tpot / f})
+	}
+	pts = append(pts, plot.AccuracyPoint{Series: "gpt-oss-120b", MeasuredTTFTMS: 50, MeasuredTPOTMS: 10})
+	return pts
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -51,6 +52,9 @@ func charts(t *testing.T) []chart {
 		{"pareto", func(w io.Writer) error { return plot.Pareto(w, planFixture()) }, "Plan: cost vs ttft_ms.p99, 6 of 8 qualify"},
 		{"day", func(w io.Writer) error { return plot.Day(w, dayFixture()) }, "h100-sxm TP1 through the rate profile"},
 		{"load_search", func(w io.Writer) error { return plot.LoadSearch(w, loadFixture()) }, "Load search: max 13.75 req/s within the SLA"},
+		{"predicted_vs_measured", func(w io.Writer) error {
+			return plot.PredictedVsMeasured(w, "Predicted vs measured, 31 closed-loop runs", accuracyFixture(), 20)
+		}, "Predicted vs measured, 31 closed-loop runs"},
 	}
 }
 
@@ -144,6 +148,10 @@ func TestChartsWithoutDataFailClearly(t *testing.T) {
 		}, plot.ErrNoData, "tp must divide heads"},
 		{"plan empty", func(w io.Writer) error { return plot.Pareto(w, &plan.PlanResult{}) }, plot.ErrNoData, "no candidate"},
 		{"load search empty", func(w io.Writer) error { return plot.LoadSearch(w, &plan.LoadResult{}) }, plot.ErrNoData, "no probes"},
+		{"accuracy empty", func(w io.Writer) error { return plot.PredictedVsMeasured(w, "", nil, 20) }, plot.ErrNoData, "no run with a positive measured and predicted TTFT"},
+		{"accuracy nothing predicted", func(w io.Writer) error {
+			return plot.PredictedVsMeasured(w, "", []plot.AccuracyPoint{{Series: "m", MeasuredTTFTMS: 5, MeasuredTPOTMS: 1, PredictedTPOTMS: 1}}, 20)
+		}, plot.ErrNoData, "TTFT"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -358,6 +366,36 @@ func TestParetoLabelsDisaggregatedShapes(t *testing.T) {
 		}
 		if strings.Contains(strings.Join(plainTexts, "\n"), want) {
 			t.Errorf("%q in a chart without disaggregated shapes", want)
+		}
+	}
+}
+
+func TestPredictedVsMeasured(t *testing.T) {
+	var buf bytes.Buffer
+	if err := plot.PredictedVsMeasured(&buf, "", accuracyFixture(), 20); err != nil {
+		t.Fatal(err)
+	}
+	_, texts := svgTexts(t, buf.Bytes())
+	all := strings.Join(texts, "\n")
+	// The fixture's factors 0.6, 0.85, 1, 1.1, 1.5 give |TTFT error| 40,
+	// 15, 0, 10, 50% (median 15) and |TPOT error| 66.7, 17.6, 0, 9.1,
+	// 33.3% (median 17.6); the failed run (predicted 0) is left out of
+	// both panels but counted in its series.
+	for _, want := range []string{
+		"Predicted vs measured", "TTFT: median |error| 15.0%, n=30", "TPOT: median |error| 17.6%, n=30",
+		"measured mean TTFT (ms)", "predicted mean TPOT (ms)", "predicted = measured", "within ±20%",
+		"gpt-oss-120b (11)", "llama-3.1-8b (10)", "minimax-m2.5 (10)",
+	} {
+		if !strings.Contains(all, want) {
+			t.Errorf("no %q in %q", want, texts)
+		}
+	}
+	if i, j := strings.Index(all, "gpt-oss-120b (11)"), strings.Index(all, "llama-3.1-8b (10)"); i > j {
+		t.Error("series not in name order")
+	}
+	for _, band := range []float64{0, 100, math.NaN()} {
+		if err := plot.PredictedVsMeasured(io.Discard, "", accuracyFixture(), band); err == nil || !strings.Contains(err.Error(), "band") {
+			t.Errorf("band %v: %v", band, err)
 		}
 	}
 }

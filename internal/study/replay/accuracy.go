@@ -16,10 +16,17 @@ import (
 // MeanResult is one summary-only run replayed: the measured and predicted
 // mean TTFT and TPOT (ms), or the error that stopped it.
 type MeanResult struct {
-	Run                          *measured.Run
+	Run *measured.Run
+	// Model and GPU are the catalog ids simulated (the served checkpoint:
+	// a run at fp4 of a model with an NVFP4 export names the export); the
+	// run's own names when the simulation could not be built.
+	Model, GPU                   string
 	TTFTMS, TPOTMS               float64 // predicted
 	MeasuredTTFTMS, MeasuredTPOT float64
-	Err                          error
+	// PredictedBlocks is the KV-cache size the memory model gave (blocks
+	// per GPU).
+	PredictedBlocks int
+	Err             error
 }
 
 // TTFTError and TPOTError are the signed relative errors (predicted over
@@ -37,6 +44,9 @@ type MeanOptions struct {
 	Edit func(*steptime.Profile)
 	// Workers bounds the parallel simulations (0: GOMAXPROCS).
 	Workers int
+	// Progress, when not nil, is called after each run with the number
+	// done so far (from several goroutines, one call at a time).
+	Progress func(done, total int)
 }
 
 // ReplayMeans replays runs that record mean TTFT and TPOT (as the silicon
@@ -48,14 +58,25 @@ func ReplayMeans(ctx context.Context, runs []*measured.Run, cat *catalogs.Catalo
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
+	workers = min(workers, max(len(runs), 1))
 	next := make(chan int)
-	var wg sync.WaitGroup
+	var (
+		wg   sync.WaitGroup
+		mu   sync.Mutex
+		done int
+	)
 	for range workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for i := range next {
 				out[i] = replayMean(ctx, runs[i], cat, opt)
+				if opt.Progress != nil {
+					mu.Lock()
+					done++
+					opt.Progress(done, len(runs))
+					mu.Unlock()
+				}
 			}
 		}()
 	}
@@ -68,15 +89,20 @@ func ReplayMeans(ctx context.Context, runs []*measured.Run, cat *catalogs.Catalo
 }
 
 func replayMean(ctx context.Context, run *measured.Run, cat *catalogs.Catalog, opt MeanOptions) MeanResult {
-	r := MeanResult{Run: run}
+	r := MeanResult{Run: run, Model: run.Model, GPU: run.GPU}
 	if a := run.Aggregate; a != nil {
 		r.MeasuredTTFTMS, r.MeasuredTPOT = a.TTFTMS["mean"], a.TPOTMS["mean"]
+	}
+	if err := ctx.Err(); err != nil {
+		r.Err = err
+		return r
 	}
 	rs, err := Config(run, cat, opt.Options)
 	if err != nil {
 		r.Err = err
 		return r
 	}
+	r.Model, r.GPU, r.PredictedBlocks = rs.Config.Model.ID, rs.Config.GPU.ID, rs.Memory.NumGPUBlocks
 	if opt.Edit != nil {
 		opt.Edit(&rs.Config.Profile)
 	}
@@ -106,7 +132,7 @@ func SummarizeMeans(rs []MeanResult) MeanErrors {
 	var t20, p10 int
 	for i := range rs {
 		r := &rs[i]
-		if r.Err != nil || !(r.MeasuredTTFTMS > 0) || !(r.MeasuredTPOT > 0) {
+		if !r.Replayed() {
 			e.Failed++
 			continue
 		}

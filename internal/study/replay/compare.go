@@ -41,6 +41,21 @@ type Comparison struct {
 	Metrics         []Metric `json:"metrics"`
 	// Notes say what a rebuilt load assumes.
 	Notes []string `json:"notes,omitempty"`
+	// Layout and ClosedLoop describe a run of a closed-loop table
+	// (MeanResult.Comparison).
+	Layout     *Layout     `json:"layout,omitempty"`
+	ClosedLoop *ClosedLoop `json:"closed_loop,omitempty"`
+	// Error says why the run could not be simulated (it has no metrics).
+	Error string `json:"error,omitempty"`
+}
+
+// ClosedLoop is the load of a closed-loop run: users each keeping one
+// request in flight, fixed lengths, the warm-up left out of the figures.
+type ClosedLoop struct {
+	Concurrency    int `json:"concurrency"`
+	InputTokens    int `json:"input_tokens"`
+	OutputTokens   int `json:"output_tokens"`
+	WarmupRequests int `json:"warmup_requests"`
 }
 
 // Quantiles compared for each latency metric.

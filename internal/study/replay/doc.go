@@ -5,6 +5,10 @@
 // throughput with the measured ones. Parts splits a run into the
 // simulations validation and calibration share.
 //
+// Closed-loop runs known only by their mean TTFT and TPOT (a table of
+// them, one run per row) are replayed in parallel by ReplayMeans and
+// summarised overall, per (model, GPU) and per layout (GroupMeans).
+//
 // Reading order: replay.go, parts.go, names.go (recorded model ids),
-// compare.go.
+// compare.go, accuracy.go (closed-loop means), meangroups.go.
 package replay
