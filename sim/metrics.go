@@ -93,6 +93,8 @@ type metrics struct {
 
 	sla slaLimits
 
+	run gapRun // equal gaps waiting for flushGaps
+
 	requestSink func(RequestSample)
 	tokenSink   func(tS, gapMS float64)
 	// onFinish, if set, sees every completed measured request.
@@ -151,25 +153,47 @@ func (m *metrics) countSecond(xs *[]int64, s int, n int64) {
 	(*xs)[s] += n
 }
 
-// token records one output token of r, produced by the engine at engine
-// and received by the client at client.
-func (m *metrics) token(r *request, engine, client Time) {
-	m.countSecond(&m.secOut, int(engine/nsPerSecond), 1)
+// delivered records the latest output token of r (r.generated of them so
+// far), received by the client at client. (The caller counts the step's
+// tokens per second.) Equal gaps of one stage that follow each other, as
+// the requests of a stable batch produce them, reach the histograms in one
+// call at flushGaps.
+func (m *metrics) delivered(r *request, client Time) {
 	if r.generated == 1 {
 		r.firstToken = client
 		r.lastToken = client
 		return
 	}
-	t := client
-	gap := t - r.lastToken
-	r.lastToken = t
+	gap := client - r.lastToken
+	r.lastToken = client
 	if r.warmup {
 		return
 	}
 	if m.tokenSink != nil {
-		m.tokenSink(float64(t)/1e9, float64(gap)/nsPerMS)
+		m.tokenSink(float64(client)/1e9, float64(gap)/nsPerMS)
 	}
-	m.gaps(m.stage(r), gap, 1)
+	c := m.stage(r)
+	if m.run.n > 0 && (gap != m.run.gap || c != m.run.c) {
+		m.flushGaps()
+	}
+	m.run.c, m.run.gap = c, gap
+	m.run.n++
+}
+
+// gapRun is n equal inter-token gaps of measured requests of stage
+// collector c (nil: no stage) not yet recorded.
+type gapRun struct {
+	c   *collector
+	gap Time
+	n   int64
+}
+
+// flushGaps records the pending run of equal gaps.
+func (m *metrics) flushGaps() {
+	if m.run.n > 0 {
+		m.gaps(m.run.c, m.run.gap, m.run.n)
+		m.run.n = 0
+	}
 }
 
 // gaps records n inter-token gaps of gap ns of measured requests of stage

@@ -426,14 +426,18 @@ func (s *Simulator) applyStep(rp *replica, t Time) {
 	}
 	anyDone := false
 	if len(rp.produced) > 0 {
-		begin, at := rp.inst.front.outputs(t, len(rp.produced))
-		half := s.rtt / 2
-		for i, r := range rp.produced {
+		// The API server writes request i's event at first + tok·i; the
+		// client receives it half a round trip later.
+		begin, first, tok := rp.inst.front.batch(t, len(rp.produced))
+		s.m.countSecond(&s.m.secOut, int(t/nsPerSecond), int64(len(rp.produced)))
+		at := first + s.rtt/2
+		for _, r := range rp.produced {
 			r.generated++
 			if r.generated == 1 {
 				r.engineFirst, r.serverFirst = t, begin
 			}
-			s.m.token(r, t, at(i)+half)
+			s.m.delivered(r, at)
+			at += tok
 			if s.spec != nil {
 				s.specDelivered(r, t)
 			}
@@ -441,6 +445,7 @@ func (s *Simulator) applyStep(rp *replica, t Time) {
 				anyDone = true
 			}
 		}
+		s.m.flushGaps()
 	}
 	rp.freedLast = 0
 	if anyDone {
