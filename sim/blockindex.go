@@ -5,10 +5,15 @@ package sim
 // block pool (every hashed block is in it at most once), so lookups and
 // updates never allocate. Key 0 marks an empty slot; hashes are never 0.
 type blockIndex struct {
-	keys []uint64
-	vals []int32
-	mask uint64
-	n    int
+	slots []indexSlot
+	mask  uint64
+	n     int
+}
+
+// indexSlot keeps a key beside its value: one cache line per probe.
+type indexSlot struct {
+	key uint64
+	val int32
 }
 
 func newBlockIndex(capacity int) *blockIndex {
@@ -16,55 +21,62 @@ func newBlockIndex(capacity int) *blockIndex {
 	for size < 2*capacity {
 		size *= 2
 	}
-	return &blockIndex{keys: make([]uint64, size), vals: make([]int32, size), mask: uint64(size - 1)}
+	return &blockIndex{slots: make([]indexSlot, size), mask: uint64(size - 1)}
 }
 
 func (t *blockIndex) slot(k uint64) uint64 { return (k * 0x9e3779b97f4a7c15) >> 7 & t.mask }
 
 func (t *blockIndex) get(k uint64) (int32, bool) {
 	for i := t.slot(k); ; i = (i + 1) & t.mask {
-		switch t.keys[i] {
+		switch t.slots[i].key {
 		case k:
-			return t.vals[i], true
+			return t.slots[i].val, true
 		case 0:
 			return 0, false
 		}
 	}
 }
 
-// put inserts k (which must be absent).
-func (t *blockIndex) put(k uint64, v int32) {
+// putNew inserts k unless it is present, in one probe; it reports whether
+// it inserted.
+func (t *blockIndex) putNew(k uint64, v int32) bool {
 	i := t.slot(k)
-	for t.keys[i] != 0 {
+	for {
+		switch t.slots[i].key {
+		case k:
+			return false
+		case 0:
+			t.slots[i] = indexSlot{k, v}
+			t.n++
+			return true
+		}
 		i = (i + 1) & t.mask
 	}
-	t.keys[i], t.vals[i] = k, v
-	t.n++
 }
 
 // del removes k if present.
 func (t *blockIndex) del(k uint64) {
 	i := t.slot(k)
-	for t.keys[i] != k {
-		if t.keys[i] == 0 {
+	for t.slots[i].key != k {
+		if t.slots[i].key == 0 {
 			return
 		}
 		i = (i + 1) & t.mask
 	}
 	// Backward-shift the entries after i that probed past it.
 	for {
-		t.keys[i] = 0
+		t.slots[i].key = 0
 		j := i
 		for {
 			j = (j + 1) & t.mask
-			if t.keys[j] == 0 {
+			if t.slots[j].key == 0 {
 				t.n--
 				return
 			}
-			home := t.slot(t.keys[j])
+			home := t.slot(t.slots[j].key)
 			// Move j back to i if its home is not in (i, j] cyclically.
 			if (j > i && (home <= i || home > j)) || (j < i && (home <= i && home > j)) {
-				t.keys[i], t.vals[i] = t.keys[j], t.vals[j]
+				t.slots[i] = t.slots[j]
 				break
 			}
 		}

@@ -17,11 +17,14 @@ func TestBlockIndexMatchesMap(t *testing.T) {
 			switch {
 			case len(ref) < capacity && r.IntN(2) == 0:
 				k := uint64(r.IntN(4*capacity)+1) * 0x10000 // clustered homes
-				if _, ok := ref[k]; ok {
+				v := int32(r.IntN(1000))
+				_, had := ref[k]
+				if ix.putNew(k, v) == had {
+					t.Fatalf("step %d: putNew(%x) inserted = %v with the key present = %v", step, k, !had, had)
+				}
+				if had {
 					continue
 				}
-				v := int32(r.IntN(1000))
-				ix.put(k, v)
 				ref[k] = v
 				keys = append(keys, k)
 			case len(keys) > 0:

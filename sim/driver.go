@@ -222,22 +222,15 @@ func (d *driver) newRequest(c int32, sess *session) *request {
 		g := d.rngPrefix.IntN(d.w.SharedPrefix.Groups)
 		r.segs = []segment{{id: d.segID(segPrefix, int64(g)), len: d.w.SharedPrefix.PrefixTokens}, user}
 	default:
-		r.segs = []segment{user}
+		r.own[0] = user
+		r.segs = r.own[:]
 	}
 	for _, sg := range r.segs {
 		r.input += sg.len
 	}
 	r.outSeg = d.segID(segOutput, serial)
-	d.reserveHashes(r)
 	d.s.issued(r)
 	return r
-}
-
-// reserveHashes sizes r's hash list once, so hashing never regrows it.
-func (d *driver) reserveHashes(r *request) {
-	if d.s.cfg.Engine.EnablePrefixCaching {
-		r.hashes = make([]uint64, 0, (r.input+r.output)/d.s.cfg.Engine.BlockSize+1)
-	}
 }
 
 // traceRequest creates the request of trace record i.
@@ -264,7 +257,6 @@ func (d *driver) traceRequest(i int) *request {
 	if left > 0 {
 		r.segs = append(r.segs, segment{id: d.segID(segUser, serial), len: left})
 	}
-	d.reserveHashes(r)
 	d.s.issued(r)
 	return r
 }

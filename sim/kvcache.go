@@ -101,6 +101,11 @@ func (c *kvCache) usage() float64 { return 1 - float64(c.numFree)/float64(c.tota
 // ensureHashes computes the chain hashes of r's full blocks up to n tokens.
 func (c *kvCache) ensureHashes(r *request, n int) {
 	full := n / c.bs
+	if r.hashes == nil && full > 0 {
+		// Sized once for the whole request when the engine first needs
+		// it (not while it waits), so hashing never regrows it.
+		r.hashes = make([]uint64, 0, max((r.input+r.output)/c.bs+1, full))
+	}
 	for len(r.hashes) < full {
 		prev := uint64(0x51ed270b1a5c0de)
 		if k := len(r.hashes); k > 0 {
@@ -216,15 +221,11 @@ func (c *kvCache) commit(r *request) {
 	c.ensureHashes(r, full*c.bs)
 	for i := r.cached; i < full; i++ {
 		h := r.hashes[i]
-		if _, dup := c.byHash.get(h); dup {
-			continue
-		}
 		blk := &c.blocks[r.blocks[i]]
-		if blk.hashed {
-			continue
+		if blk.hashed || !c.byHash.putNew(h, r.blocks[i]) {
+			continue // a block already holds it (or this one holds another)
 		}
 		blk.hash, blk.hashed = h, true
-		c.byHash.put(h, r.blocks[i])
 	}
 	r.cached = full
 }

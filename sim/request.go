@@ -29,7 +29,8 @@ type request struct {
 	input  int // prompt tokens, all of them
 	output int // tokens to generate
 	segs   []segment
-	outSeg uint64 // segment id of this request's output tokens
+	own    [1]segment // holds segs when it is one segment (no allocation)
+	outSeg uint64     // segment id of this request's output tokens
 
 	// progress
 	computed  int // tokens whose KV is computed (vLLM num_computed_tokens)
