@@ -222,8 +222,7 @@ func (d *driver) newRequest(c int32, sess *session) *request {
 		g := d.rngPrefix.IntN(d.w.SharedPrefix.Groups)
 		r.segs = []segment{{id: d.segID(segPrefix, int64(g)), len: d.w.SharedPrefix.PrefixTokens}, user}
 	default:
-		r.own[0] = user
-		r.segs = r.own[:]
+		r.segs = []segment{user}
 	}
 	for _, sg := range r.segs {
 		r.input += sg.len

@@ -87,7 +87,7 @@ func (rp *replica) preempt(r *request) {
 	r.drafts = 0
 	n := len(r.blocks)
 	if rp.eng.PreemptionMode == engine.PreemptSwap && rp.swapUsed+n <= rp.swapCap && n > 0 {
-		r.swapped, r.swapBlocks = true, n
+		r.swapped, r.swapBlocks = true, int32(n)
 		rp.swapUsed += n
 		rp.swapSec += float64(n) * rp.blockBytes / rp.pcieBytesPerSec
 		rp.kv.release(r)
@@ -208,7 +208,7 @@ func (rp *replica) scheduleV1(now Time, lag bool) bool {
 func (rp *replica) admit(r *request, now Time, computed int) {
 	if r.swapped {
 		// Swap the KV back in over PCIe.
-		rp.swapUsed -= r.swapBlocks
+		rp.swapUsed -= int(r.swapBlocks)
 		rp.swapSec += float64(r.swapBlocks) * rp.blockBytes / rp.pcieBytesPerSec
 		r.swapped, r.swapBlocks = false, 0
 	}
