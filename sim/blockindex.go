@@ -1,79 +1,93 @@
 package sim
 
-// blockIndex maps block content hashes to block ids: an open-addressing
-// table with linear probing and backward-shift deletion, sized for the
-// block pool (every hashed block is in it at most once), so lookups and
-// updates never allocate. Key 0 marks an empty slot; hashes are never 0.
+// blockIndex maps block content hashes to the blocks registered under
+// them: an open-addressing table with linear probing and backward-shift
+// deletion, sized for the block pool (every block is in it at most once),
+// so lookups and updates never allocate.
+//
+// A slot is 8 bytes: a 32-bit fingerprint of the hash and the block; the
+// full hash is the block's own (hashOf), read only when a fingerprint
+// matches. The table is then half the size it would be holding the hashes,
+// which matters because every probe of a random hash is a cache miss.
 type blockIndex struct {
-	slots []indexSlot
-	mask  uint64
-	n     int
+	slots  []indexSlot
+	mask   uint64
+	n      int
+	hashOf func(b int32) uint64 // the hash block b is registered under
 }
 
-// indexSlot keeps a key beside its value: one cache line per probe.
+// indexSlot is one entry; ref is the block + 1 (0: empty).
 type indexSlot struct {
-	key uint64
-	val int32
+	fp  uint32
+	ref uint32
 }
 
-func newBlockIndex(capacity int) *blockIndex {
+func newBlockIndex(capacity int, hashOf func(b int32) uint64) *blockIndex {
 	size := 16
 	for size < 2*capacity {
 		size *= 2
 	}
-	return &blockIndex{slots: make([]indexSlot, size), mask: uint64(size - 1)}
+	return &blockIndex{slots: make([]indexSlot, size), mask: uint64(size - 1), hashOf: hashOf}
 }
 
-func (t *blockIndex) slot(k uint64) uint64 { return (k * 0x9e3779b97f4a7c15) >> 7 & t.mask }
+// fingerprint is 32 well-mixed bits of k; a slot's home is its low bits.
+func fingerprint(k uint64) uint32 { return uint32((k * 0x9e3779b97f4a7c15) >> 32) }
 
+func (t *blockIndex) home(fp uint32) uint64 { return uint64(fp) & t.mask }
+
+// get returns the block registered under k.
 func (t *blockIndex) get(k uint64) (int32, bool) {
-	for i := t.slot(k); ; i = (i + 1) & t.mask {
-		switch t.slots[i].key {
-		case k:
-			return t.slots[i].val, true
-		case 0:
+	fp := fingerprint(k)
+	for i := t.home(fp); ; i = (i + 1) & t.mask {
+		s := t.slots[i]
+		if s.ref == 0 {
 			return 0, false
+		}
+		if s.fp == fp && t.hashOf(int32(s.ref-1)) == k {
+			return int32(s.ref - 1), true
 		}
 	}
 }
 
-// putNew inserts k unless it is present, in one probe; it reports whether
-// it inserted.
+// putNew registers block v under k unless a block is registered under k
+// already, in one probe; it reports whether it registered v. (The caller
+// sets v's hash to k.)
 func (t *blockIndex) putNew(k uint64, v int32) bool {
-	i := t.slot(k)
-	for {
-		switch t.slots[i].key {
-		case k:
-			return false
-		case 0:
-			t.slots[i] = indexSlot{k, v}
+	fp := fingerprint(k)
+	for i := t.home(fp); ; i = (i + 1) & t.mask {
+		s := t.slots[i]
+		if s.ref == 0 {
+			t.slots[i] = indexSlot{fp, uint32(v) + 1}
 			t.n++
 			return true
 		}
-		i = (i + 1) & t.mask
+		if s.fp == fp && t.hashOf(int32(s.ref-1)) == k {
+			return false
+		}
 	}
 }
 
-// del removes k if present.
-func (t *blockIndex) del(k uint64) {
-	i := t.slot(k)
-	for t.slots[i].key != k {
-		if t.slots[i].key == 0 {
+// del removes block b, registered under k, if present.
+func (t *blockIndex) del(k uint64, b int32) {
+	ref := uint32(b) + 1
+	i := t.home(fingerprint(k))
+	for t.slots[i].ref != ref {
+		if t.slots[i].ref == 0 {
 			return
 		}
 		i = (i + 1) & t.mask
 	}
 	// Backward-shift the entries after i that probed past it.
 	for {
-		t.slots[i].key = 0
+		t.slots[i] = indexSlot{}
 		j := i
 		for {
 			j = (j + 1) & t.mask
-			if t.slots[j].key == 0 {
+			if t.slots[j].ref == 0 {
 				t.n--
 				return
 			}
-			home := t.slot(t.slots[j].key)
+			home := t.home(t.slots[j].fp)
 			// Move j back to i if its home is not in (i, j] cyclically.
 			if (j > i && (home <= i || home > j)) || (j < i && (home <= i && home > j)) {
 				t.slots[i] = t.slots[j]

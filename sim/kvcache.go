@@ -57,7 +57,7 @@ func newKVCache(total, blockSize int, caching bool, units func(int) int) *kvCach
 		c.shift = bits.TrailingZeros(uint(blockSize))
 	}
 	if caching {
-		c.byHash = newBlockIndex(total)
+		c.byHash = newBlockIndex(total, func(b int32) uint64 { return c.blocks[b].hash })
 	}
 	for i := range c.blocks {
 		c.blocks[i].prev = notQueued
@@ -200,7 +200,7 @@ func (c *kvCache) allocate(r *request, hits []int32, upto int) bool {
 		c.unlink(b)
 		blk := &c.blocks[b]
 		if blk.hashed {
-			c.byHash.del(blk.hash)
+			c.byHash.del(blk.hash, b)
 			blk.hashed = false
 		}
 		blk.ref = 1
