@@ -18,14 +18,17 @@ import (
 // The charts link gonum/plot and its fonts and backends, so they are in
 // the full build only (go build -tags full; see fullbuild.go).
 
+// accuracyBandPct is the band drawn around y = x in the predicted-vs-measured chart.
+const accuracyBandPct = 20
+
 // writePlotFiles renders the charts of a planning result into dir.
 func writePlotFiles(dir string, v any) error {
 	name := ""
-	switch v.(type) {
+	switch r := v.(type) {
 	case *plan.SweepResult:
 		name = "sweep-heatmap.svg"
 	case *plan.PlanResult:
-		if r := v.(*plan.PlanResult); r.Day != nil {
+		if r.Day != nil {
 			if err := writeSVG(filepath.Join(dir, "plan-day.svg"), func(w io.Writer) error { return plot.Day(w, r.Day) }); err != nil {
 				return err
 			}

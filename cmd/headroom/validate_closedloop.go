@@ -20,9 +20,6 @@ import (
 // maxValidateWorkers bounds --workers.
 const maxValidateWorkers = 256
 
-// accuracyBandPct is the band drawn around y = x in the predicted-vs-measured chart.
-const accuracyBandPct = 20
-
 // worstShown is how many of the worst closed-loop runs the outputs list,
 // by TTFT and by TPOT error; failedShown how many that did not simulate.
 const (
