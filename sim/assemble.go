@@ -1,5 +1,7 @@
 package sim
 
+import "github.com/headroom-sim/headroom/sim/stats"
+
 // report assembles the run's report from its metrics.
 func (s *Simulator) report() *Report {
 	cfg := s.cfg
@@ -18,6 +20,8 @@ func (s *Simulator) report() *Report {
 	r.Requests = m.all.counts(len(left))
 	r.TTFTMS, r.TPOTMS, r.ITLMS, r.E2EMS, r.QueueMS = sum.ttft, sum.tpot, sum.itl, sum.e2e, sum.queue
 	r.PrefillMS, r.DecodeMS = sum.prefill, sum.decode
+	r.Percentiles = Percentiles{PerRequest: m.all.ttft.Method(), ITL: stats.MethodHistogram,
+		ExactUpTo: stats.ExactLimit, HistogramRelativeError: stats.HistogramRelativeError}
 	st := sum.serverTTFT
 	r.ServerTTFTMS = &st
 	r.Throughput = throughput(m.all, dur)
@@ -46,9 +50,8 @@ func (s *Simulator) report() *Report {
 	}
 	r.Fluency = m.all.fluency(cfg.Report.StallThresholdMS)
 	if cfg.SLA != nil {
-		res, good := evaluateSLA(cfg.SLA, sum, m.all)
-		r.SLA = res
-		g := round(float64(good)/dur, 4)
+		r.SLA = evaluateSLA(cfg.SLA, sum)
+		g := round(float64(m.all.good)/dur, 4)
 		r.GoodputRPS = &g
 	}
 	var start float64
@@ -65,13 +68,10 @@ func (s *Simulator) report() *Report {
 			Requests: c.counts(stageLeft), TTFTMS: ss.ttft, TPOTMS: ss.tpot, ITLMS: ss.itl, E2EMS: ss.e2e, QueueMS: ss.queue,
 			Fluency: c.fluency(cfg.Report.StallThresholdMS)}
 		sr.Throughput = m.windowThroughput(c, start, st.DurationS)
-		for j := range c.samples {
-			sr.Preemptions += int64(c.samples[j].preemptions)
-		}
+		sr.Preemptions = c.preemptions
 		if cfg.SLA != nil {
-			res, good := evaluateSLA(cfg.SLA, ss, c)
-			sr.SLA = res
-			g := round(float64(good)/st.DurationS, 4)
+			sr.SLA = evaluateSLA(cfg.SLA, ss)
+			g := round(float64(c.good)/st.DurationS, 4)
 			sr.GoodputRPS = &g
 		}
 		r.Stages = append(r.Stages, sr)
@@ -94,7 +94,7 @@ func throughput(c *collector, dur float64) Throughput {
 		return Throughput{}
 	}
 	t := Throughput{
-		RequestsPerS:     round(float64(len(c.samples))/dur, 4),
+		RequestsPerS:     round(float64(c.completed)/dur, 4),
 		InputTokensPerS:  round(float64(c.inTokens)/dur, 4),
 		OutputTokensPerS: round(float64(c.outTok)/dur, 4),
 	}
@@ -108,13 +108,7 @@ func (m *metrics) windowThroughput(c *collector, start, dur float64) Throughput 
 	if dur <= 0 {
 		return Throughput{}
 	}
-	lo, hi := Time(start*1e9), Time((start+dur)*1e9)
-	done := 0
-	for i := range c.samples {
-		if f := c.samples[i].finish; f >= lo && f < hi {
-			done++
-		}
-	}
+	done := c.windowDone // completions in [start, start+dur)
 	var in, out int64
 	for sec := int(start); sec < int(start+dur); sec++ {
 		if sec < len(m.secIn) {

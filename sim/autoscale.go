@@ -277,7 +277,7 @@ func (a *autoscaler) fresh(i int) {
 		if rp.steps == 0 && rp.kv.referenced() == 0 && rp.kv.queryTokens == 0 {
 			continue // never used: already empty
 		}
-		kv := newKVCache(cfg.NumGPUBlocks, cfg.Engine.BlockSize, caching, s.units)
+		kv := newKVCache(cfg.NumGPUBlocks, cfg.Engine.BlockSize, caching, cfg.BlockUnits)
 		kv.hitTokens, kv.queryTokens = rp.kv.hitTokens, rp.kv.queryTokens
 		rp.kv = kv
 	}

@@ -2,6 +2,8 @@ package sim_test
 
 import (
 	"context"
+	"math"
+	"os"
 	"runtime"
 	"testing"
 
@@ -30,14 +32,19 @@ func benchConfig(b *testing.B, requests int) sim.Config {
 func benchRun(b *testing.B, requests int) {
 	cfg := benchConfig(b, requests)
 	var events, steps int64
+	var tokens float64
 	for b.Loop() {
 		rep, err := sim.Run(context.Background(), cfg)
 		if err != nil {
 			b.Fatal(err)
 		}
 		events, steps = rep.Simulation.Events, rep.Simulation.Steps
+		tokens = math.Round(rep.Throughput.OutputTokensPerS * rep.DurationS)
 	}
 	sec := b.Elapsed().Seconds() / float64(b.N)
+	// Every output token is one request's share of one step: the run's
+	// cost per decode token-step.
+	b.ReportMetric(sec*1e9/tokens, "ns/token-step")
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	// Memory obtained from the OS over the benchmark: an upper bound on
@@ -51,3 +58,12 @@ func benchRun(b *testing.B, requests int) {
 
 func BenchmarkSimulate100k(b *testing.B) { benchRun(b, 100_000) }
 func BenchmarkSimulate1M(b *testing.B)   { benchRun(b, 1_000_000) }
+
+// BenchmarkSimulate10M is a day and more of the same traffic; it runs
+// only with HEADROOM_BENCH_10M=1 (a minute or more a run).
+func BenchmarkSimulate10M(b *testing.B) {
+	if os.Getenv("HEADROOM_BENCH_10M") == "" {
+		b.Skip("set HEADROOM_BENCH_10M=1 to run the 10M-request benchmark")
+	}
+	benchRun(b, 10_000_000)
+}

@@ -228,16 +228,8 @@ func (d *driver) newRequest(c int32, sess *session) *request {
 		r.input += sg.len
 	}
 	r.outSeg = d.segID(segOutput, serial)
-	d.reserveHashes(r)
 	d.s.issued(r)
 	return r
-}
-
-// reserveHashes sizes r's hash list once, so hashing never regrows it.
-func (d *driver) reserveHashes(r *request) {
-	if d.s.cfg.Engine.EnablePrefixCaching {
-		r.hashes = make([]uint64, 0, (r.input+r.output)/d.s.cfg.Engine.BlockSize+1)
-	}
 }
 
 // traceRequest creates the request of trace record i.
@@ -264,7 +256,6 @@ func (d *driver) traceRequest(i int) *request {
 	if left > 0 {
 		r.segs = append(r.segs, segment{id: d.segID(segUser, serial), len: left})
 	}
-	d.reserveHashes(r)
 	d.s.issued(r)
 	return r
 }

@@ -41,11 +41,18 @@ func (f *frontend) admit(t Time, promptTokens int) Time {
 // tokens) and the time each request's event is written, request i after
 // the i before it.
 func (f *frontend) outputs(t Time, n int) (begin Time, per func(i int) Time) {
+	begin, first, tok := f.batch(t, n)
+	return begin, func(i int) Time { return first + tok*Time(i) }
+}
+
+// batch is outputs without the closure: request i's event is written at
+// first + tok·i.
+func (f *frontend) batch(t Time, n int) (begin, first, tok Time) {
 	begin = max(t, f.loopFree)
 	step := usToNS(f.coef.PerStepUS, f.scale)
-	tok := usToNS(f.coef.PerOutputTokenUS, f.scale)
+	tok = usToNS(f.coef.PerOutputTokenUS, f.scale)
 	d := step + tok*Time(n)
 	f.loopFree = begin + d
 	f.busyNS += d
-	return begin, func(i int) Time { return begin + step + tok*Time(i+1) }
+	return begin, begin + step + tok, tok
 }

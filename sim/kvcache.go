@@ -1,5 +1,7 @@
 package sim
 
+import "math/bits"
+
 // kvCache is one replica's paged KV cache: a pool of physical blocks, a
 // free queue ordered by eviction priority, and (with prefix caching) a map
 // from block content hash to the block holding it, as vLLM V1's BlockPool.
@@ -10,9 +12,11 @@ type kvCache struct {
 	bs      int
 	total   int
 	caching bool
-	// units gives the blocks a sequence of n tokens holds (ceil(n/bs), or
-	// capped for sliding-window models).
-	units func(n int) int
+	// unitsFn gives the blocks a sequence of n tokens holds (ceil(n/bs), or
+	// capped for sliding-window models); shift is log2(bs) when that is
+	// ceil(n/bs) and bs a power of two (-1 otherwise): a shift, not a call.
+	unitsFn func(n int) int
+	shift   int
 
 	blocks  []kvBlock
 	head    int32 // first block to evict/reuse; -1 when empty
@@ -33,11 +37,27 @@ type kvBlock struct {
 
 const notQueued = -2
 
+// units is the number of blocks a sequence of n tokens holds.
+func (c *kvCache) units(n int) int {
+	if c.shift >= 0 {
+		return (n + c.bs - 1) >> c.shift
+	}
+	if c.unitsFn != nil {
+		return c.unitsFn(n)
+	}
+	return (n + c.bs - 1) / c.bs
+}
+
+// newKVCache returns a cache of total blocks; units, if set, replaces
+// ceil(n/blockSize) as the blocks n tokens hold.
 func newKVCache(total, blockSize int, caching bool, units func(int) int) *kvCache {
-	c := &kvCache{bs: blockSize, total: total, caching: caching, units: units,
+	c := &kvCache{bs: blockSize, total: total, caching: caching, unitsFn: units, shift: -1,
 		blocks: make([]kvBlock, total), head: -1, tail: -1}
+	if units == nil && blockSize&(blockSize-1) == 0 {
+		c.shift = bits.TrailingZeros(uint(blockSize))
+	}
 	if caching {
-		c.byHash = newBlockIndex(total)
+		c.byHash = newBlockIndex(total, func(b int32) uint64 { return c.blocks[b].hash })
 	}
 	for i := range c.blocks {
 		c.blocks[i].prev = notQueued
@@ -81,6 +101,11 @@ func (c *kvCache) usage() float64 { return 1 - float64(c.numFree)/float64(c.tota
 // ensureHashes computes the chain hashes of r's full blocks up to n tokens.
 func (c *kvCache) ensureHashes(r *request, n int) {
 	full := n / c.bs
+	if r.hashes == nil && full > 0 {
+		// Sized once for the whole request when the engine first needs
+		// it (not while it waits), so hashing never regrows it.
+		r.hashes = make([]uint64, 0, max((r.input+r.output)/c.bs+1, full))
+	}
 	for len(r.hashes) < full {
 		prev := uint64(0x51ed270b1a5c0de)
 		if k := len(r.hashes); k > 0 {
@@ -156,6 +181,11 @@ func (c *kvCache) allocate(r *request, hits []int32, upto int) bool {
 	if max(need, 0)+touch > c.numFree {
 		return false
 	}
+	if r.blocks == nil {
+		// Size the table for the whole request once (a preempted or
+		// handed-off request keeps or regrows it).
+		r.blocks = make([]int32, 0, max(c.units(r.input+r.output), need+len(hits)))
+	}
 	for _, b := range hits {
 		blk := &c.blocks[b]
 		if blk.ref == 0 {
@@ -170,7 +200,7 @@ func (c *kvCache) allocate(r *request, hits []int32, upto int) bool {
 		c.unlink(b)
 		blk := &c.blocks[b]
 		if blk.hashed {
-			c.byHash.del(blk.hash)
+			c.byHash.del(blk.hash, b)
 			blk.hashed = false
 		}
 		blk.ref = 1
@@ -191,15 +221,11 @@ func (c *kvCache) commit(r *request) {
 	c.ensureHashes(r, full*c.bs)
 	for i := r.cached; i < full; i++ {
 		h := r.hashes[i]
-		if _, dup := c.byHash.get(h); dup {
-			continue
-		}
 		blk := &c.blocks[r.blocks[i]]
-		if blk.hashed {
-			continue
+		if blk.hashed || !c.byHash.putNew(h, r.blocks[i]) {
+			continue // a block already holds it (or this one holds another)
 		}
 		blk.hash, blk.hashed = h, true
-		c.byHash.put(h, r.blocks[i])
 	}
 	r.cached = full
 }

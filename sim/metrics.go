@@ -2,32 +2,78 @@ package sim
 
 import (
 	"github.com/headroom-sim/headroom/sim/stats"
+	"github.com/headroom-sim/headroom/sim/workload"
 )
 
-// sample holds one completed request's metrics, in milliseconds.
-type sample struct {
-	ttft, serverTTFT, tpot, e2e, queue, prefill, decode float64
-	input, output                                       int
-	preemptions                                         int32
-	finish                                              Time
-	hasTPOT                                             bool
-}
-
 // collector gathers the metrics of one group of requests (the whole run or
-// one stage).
+// one stage). What a completed request leaves behind is its contribution
+// to these sums and distributions: memory does not grow with the number
+// of requests (stats.Distribution keeps values exactly only up to
+// stats.ExactLimit).
 type collector struct {
-	samples  []sample
-	itl      *stats.Histogram // token-weighted inter-token latencies, ms
-	stalls   int64
-	inTokens int64
-	outTok   int64
-	issued   int // requests the clients created
-	// token counts produced inside the group's time window (stages)
-	rejected map[string]int
+	ttft, serverTTFT, tpot, e2e, queue, prefill, decode *stats.Distribution
+
+	completed   int
+	preemptions int64            // of the completed requests
+	itl         *stats.Durations // token-weighted inter-token latencies
+	stalls      int64
+	inTokens    int64
+	outTok      int64
+	issued      int // requests the clients created
+	rejected    map[string]int
+	// good counts completed requests within every per-request SLA bound.
+	good int
+	// windowDone counts completions whose last token falls in [lo, hi)
+	// (a stage's window; both 0 for the whole run).
+	lo, hi     Time
+	windowDone int
 }
 
 func newCollector() *collector {
-	return &collector{itl: stats.NewHistogram(), rejected: map[string]int{}}
+	c := &collector{itl: stats.NewDurations(), rejected: map[string]int{}}
+	c.setExactLimit(stats.ExactLimit)
+	return c
+}
+
+// setExactLimit empties the per-request distributions, which then keep up
+// to n values exactly (tests).
+func (c *collector) setExactLimit(n int) {
+	d := func() *stats.Distribution { return stats.NewDistribution(n) }
+	c.ttft, c.serverTTFT, c.tpot, c.e2e, c.queue, c.prefill, c.decode = d(), d(), d(), d(), d(), d(), d()
+}
+
+// slaLimits are the per-request bounds of an SLA: the loosest limit stated
+// for each of TTFT, TPOT and E2E (0: none). A request meets the SLA when it
+// is within all of them (ITL has no per-request value).
+type slaLimits struct{ ttft, tpot, e2e float64 }
+
+func newSLALimits(sla *SLA) slaLimits {
+	var l slaLimits
+	if sla == nil {
+		return l
+	}
+	loosest := func(qs map[string]float64) float64 {
+		v := 0.0
+		for _, lim := range qs {
+			v = max(v, lim)
+		}
+		return v
+	}
+	return slaLimits{ttft: loosest(sla.TTFTMS), tpot: loosest(sla.TPOTMS), e2e: loosest(sla.E2EMS)}
+}
+
+// meets reports whether a request's TTFT, TPOT (when it has one) and E2E
+// are within the limits.
+func (l slaLimits) meets(ttft, tpot float64, hasTPOT bool, e2e float64) bool {
+	switch {
+	case l.ttft != 0 && ttft > l.ttft:
+		return false
+	case l.tpot != 0 && hasTPOT && tpot > l.tpot:
+		return false
+	case l.e2e != 0 && e2e > l.e2e:
+		return false
+	}
+	return true
 }
 
 // metrics records what a run observes.
@@ -45,17 +91,27 @@ type metrics struct {
 	secOut, secIn []int64
 	perSecond     bool
 
+	sla slaLimits
+
+	run gapRun // equal gaps waiting for flushGaps
+
 	requestSink func(RequestSample)
 	tokenSink   func(tS, gapMS float64)
 	// onFinish, if set, sees every completed measured request.
 	onFinish func(r *request)
 }
 
-func newMetrics(stages int, stallMS float64, rtt Time) *metrics {
+// newMetrics records a run with the given stages (their windows, in
+// seconds, back to back from 0).
+func newMetrics(stages []workload.StageSpec, stallMS float64, rtt Time, sla *SLA) *metrics {
 	stall, _ := toClock(stallMS, nsPerMS) // validated
-	m := &metrics{all: newCollector(), stallNS: stall, rtt: rtt}
-	for range stages {
-		m.stages = append(m.stages, newCollector())
+	m := &metrics{all: newCollector(), stallNS: stall, rtt: rtt, sla: newSLALimits(sla)}
+	var start float64
+	for _, st := range stages {
+		c := newCollector()
+		c.lo, c.hi = Time(start*1e9), Time((start+st.DurationS)*1e9)
+		m.stages = append(m.stages, c)
+		start += st.DurationS
 	}
 	return m
 }
@@ -97,34 +153,61 @@ func (m *metrics) countSecond(xs *[]int64, s int, n int64) {
 	(*xs)[s] += n
 }
 
-// token records one output token of r, produced by the engine at engine
-// and received by the client at client.
-func (m *metrics) token(r *request, engine, client Time) {
-	m.countSecond(&m.secOut, int(engine/nsPerSecond), 1)
+// delivered records the latest output token of r (r.generated of them so
+// far), received by the client at client. (The caller counts the step's
+// tokens per second.) Equal gaps of one stage that follow each other, as
+// the requests of a stable batch produce them, reach the histograms in one
+// call at flushGaps.
+func (m *metrics) delivered(r *request, client Time) {
 	if r.generated == 1 {
 		r.firstToken = client
 		r.lastToken = client
 		return
 	}
-	t := client
-	gap := t - r.lastToken
-	r.lastToken = t
+	gap := client - r.lastToken
+	r.lastToken = client
 	if r.warmup {
 		return
 	}
-	g := float64(gap) / nsPerMS
-	m.all.itl.Add(g, 1)
 	if m.tokenSink != nil {
-		m.tokenSink(float64(t)/1e9, g)
+		m.tokenSink(float64(client)/1e9, float64(gap)/nsPerMS)
 	}
+	c := m.stage(r)
+	if m.run.n > 0 && (gap != m.run.gap || c != m.run.c) {
+		m.flushGaps()
+	}
+	m.run.c, m.run.gap = c, gap
+	m.run.n++
+}
+
+// gapRun is n equal inter-token gaps of measured requests of stage
+// collector c (nil: no stage) not yet recorded.
+type gapRun struct {
+	c   *collector
+	gap Time
+	n   int64
+}
+
+// flushGaps records the pending run of equal gaps.
+func (m *metrics) flushGaps() {
+	if m.run.n > 0 {
+		m.gaps(m.run.c, m.run.gap, m.run.n)
+		m.run.n = 0
+	}
+}
+
+// gaps records n inter-token gaps of gap ns of measured requests of stage
+// collector c (nil: no stage).
+func (m *metrics) gaps(c *collector, gap Time, n int64) {
+	m.all.itl.Add(gap, n)
 	stalled := gap > m.stallNS
 	if stalled {
-		m.all.stalls++
+		m.all.stalls += n
 	}
-	if c := m.stage(r); c != nil {
-		c.itl.Add(g, 1)
+	if c != nil {
+		c.itl.Add(gap, n)
 		if stalled {
-			c.stalls++
+			c.stalls += n
 		}
 	}
 }
@@ -145,21 +228,10 @@ func (m *metrics) finish(r *request, t Time) {
 		return
 	}
 	ms := func(d Time) float64 { return float64(d) / nsPerMS }
-	s := sample{
-		serverTTFT:  ms(r.serverFirst - r.arrival),
-		ttft:        ms(r.firstToken - r.sent),
-		e2e:         ms(r.lastToken - r.sent),
-		queue:       ms(r.scheduled - r.arrival),
-		prefill:     ms(r.engineFirst - r.scheduled),
-		decode:      ms(t - r.engineFirst),
-		input:       r.input,
-		output:      r.output,
-		preemptions: r.preemptions,
-		finish:      r.lastToken,
-	}
-	if r.output > 1 {
-		s.tpot = ms(r.lastToken-r.firstToken) / float64(r.output-1)
-		s.hasTPOT = true
+	ttft, e2e := ms(r.firstToken-r.sent), ms(r.lastToken-r.sent)
+	tpot, hasTPOT := 0.0, r.output > 1
+	if hasTPOT {
+		tpot = ms(r.lastToken-r.firstToken) / float64(r.output-1)
 	}
 	if m.onFinish != nil {
 		m.onFinish(r)
@@ -167,7 +239,7 @@ func (m *metrics) finish(r *request, t Time) {
 	if m.requestSink != nil {
 		m.requestSink(RequestSample{
 			SentS: float64(r.sent) / 1e9, FirstTokenS: float64(r.firstToken) / 1e9, FinishS: float64(r.lastToken) / 1e9,
-			TTFTMS: s.ttft, TPOTMS: s.tpot, E2EMS: s.e2e, InputTokens: r.input, OutputTokens: r.output,
+			TTFTMS: ttft, TPOTMS: tpot, E2EMS: e2e, InputTokens: r.input, OutputTokens: r.output,
 			Stage: int(r.stage), Preemptions: int(r.preemptions),
 		})
 	}
@@ -175,13 +247,30 @@ func (m *metrics) finish(r *request, t Time) {
 	if done > m.lastDone {
 		m.lastDone = done
 	}
+	good := m.sla.meets(ttft, tpot, hasTPOT, e2e)
 	for _, c := range []*collector{m.all, m.stage(r)} {
 		if c == nil {
 			continue
 		}
-		c.samples = append(c.samples, s)
+		c.ttft.Add(ttft)
+		c.serverTTFT.Add(ms(r.serverFirst - r.arrival))
+		c.e2e.Add(e2e)
+		c.queue.Add(ms(r.scheduled - r.arrival))
+		c.prefill.Add(ms(r.engineFirst - r.scheduled))
+		c.decode.Add(ms(t - r.engineFirst))
+		if hasTPOT {
+			c.tpot.Add(tpot)
+		}
+		c.completed++
+		c.preemptions += int64(r.preemptions)
 		c.inTokens += int64(r.input)
 		c.outTok += int64(r.output)
+		if good {
+			c.good++
+		}
+		if done >= c.lo && done < c.hi {
+			c.windowDone++
+		}
 	}
 }
 

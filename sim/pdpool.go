@@ -120,7 +120,7 @@ func newDisagg(s *Simulator) (*disagg, error) {
 			}
 			rp := &replica{
 				id: int32(len(s.replicas)), eng: p.eng, model: sm, window: cfg.Model.SlidingWindow, inst: in,
-				kv:              newKVCache(pc.NumGPUBlocks, bs, caching, p.units),
+				kv:              newKVCache(pc.NumGPUBlocks, bs, caching, pc.BlockUnits),
 				blockBytes:      pc.BlockBytes,
 				pcieBytesPerSec: math.Max(pc.GPU.PCIe.UnidirectionalGBps(), 1) * 1e9,
 			}

@@ -86,7 +86,7 @@ type PoolThroughput struct {
 // pdBreakdown collects the TTFT parts of completed measured requests and
 // the transfers' sizes.
 type pdBreakdown struct {
-	queue, prefill, admission, xfer, first []float64
+	queue, prefill, admission, xfer, first stats.Distribution
 	transfers                              int64
 	bytes                                  float64
 	completed                              int64
@@ -123,11 +123,11 @@ func (pd *disagg) finish(r *request) {
 	} else {
 		admission, transfer = ps.admitted-ps.prefillEnd, ps.kvDone-ps.admitted
 	}
-	b.queue = append(b.queue, ms(r.scheduled-r.sent))
-	b.prefill = append(b.prefill, ms(ps.prefillEnd-r.scheduled))
-	b.admission = append(b.admission, ms(admission))
-	b.xfer = append(b.xfer, ms(transfer))
-	b.first = append(b.first, ms(r.firstToken-ready))
+	b.queue.Add(ms(r.scheduled - r.sent))
+	b.prefill.Add(ms(ps.prefillEnd - r.scheduled))
+	b.admission.Add(ms(admission))
+	b.xfer.Add(ms(transfer))
+	b.first.Add(ms(r.firstToken - ready))
 	b.completed++
 }
 
@@ -136,10 +136,10 @@ func (pd *disagg) finish(r *request) {
 func (pd *disagg) report(rep *Report) {
 	s := pd.s
 	b := &pd.breakdown
-	sum := func(xs []float64) stats.Summary { return roundSummary(stats.Summarize(xs)) }
+	sum := func(d *stats.Distribution) stats.Summary { return roundSummary(d.Summary()) }
 	out := &DisaggReport{
-		TTFTBreakdown: TTFTBreakdown{PrefillQueueMS: sum(b.queue), PrefillMS: sum(b.prefill),
-			KVAdmissionMS: sum(b.admission), KVTransferMS: sum(b.xfer), FirstDecodeMS: sum(b.first)},
+		TTFTBreakdown: TTFTBreakdown{PrefillQueueMS: sum(&b.queue), PrefillMS: sum(&b.prefill),
+			KVAdmissionMS: sum(&b.admission), KVTransferMS: sum(&b.xfer), FirstDecodeMS: sum(&b.first)},
 		KVTransfer: KVTransferReport{Link: pd.cfg.Link.Name, Overlap: OverlapNone,
 			BandwidthGBps: pd.cfg.Link.BandwidthGBps, LatencyUS: pd.cfg.Link.LatencyUS, Transfers: b.transfers},
 	}

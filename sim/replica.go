@@ -87,7 +87,7 @@ func (rp *replica) preempt(r *request) {
 	r.drafts = 0
 	n := len(r.blocks)
 	if rp.eng.PreemptionMode == engine.PreemptSwap && rp.swapUsed+n <= rp.swapCap && n > 0 {
-		r.swapped, r.swapBlocks = true, n
+		r.swapped, r.swapBlocks = true, int32(n)
 		rp.swapUsed += n
 		rp.swapSec += float64(n) * rp.blockBytes / rp.pcieBytesPerSec
 		rp.kv.release(r)
@@ -137,7 +137,8 @@ func (rp *replica) scheduleV1(now Time, lag bool) bool {
 			continue
 		}
 		ok := true
-		for !rp.kv.allocate(r, nil, r.computed+n+rp.lookahead) {
+		upto := r.computed + n + rp.lookahead
+		for rp.kv.units(upto) > len(r.blocks) && !rp.kv.allocate(r, nil, upto) {
 			victim := rp.running[len(rp.running)-1]
 			rp.running = rp.running[:len(rp.running)-1]
 			rp.preempt(victim)
@@ -207,7 +208,7 @@ func (rp *replica) scheduleV1(now Time, lag bool) bool {
 func (rp *replica) admit(r *request, now Time, computed int) {
 	if r.swapped {
 		// Swap the KV back in over PCIe.
-		rp.swapUsed -= r.swapBlocks
+		rp.swapUsed -= int(r.swapBlocks)
 		rp.swapSec += float64(r.swapBlocks) * rp.blockBytes / rp.pcieBytesPerSec
 		r.swapped, r.swapBlocks = false, 0
 	}

@@ -34,6 +34,8 @@ type Report struct {
 	QueueMS      stats.Summary  `json:"queue_ms"`
 	PrefillMS    stats.Summary  `json:"prefill_ms"`
 	DecodeMS     stats.Summary  `json:"decode_ms"`
+	// Percentiles says how the summaries' quantiles were computed.
+	Percentiles Percentiles `json:"percentiles"`
 
 	Throughput          Throughput `json:"throughput"`
 	Preemptions         int64      `json:"preemptions"`
@@ -58,6 +60,25 @@ type Report struct {
 	Timeseries []TimePoint   `json:"timeseries,omitempty"`
 
 	Simulation RunStats `json:"simulation"`
+}
+
+// Percentiles says how a report's quantiles were computed. A per-request
+// summary (TTFT, TPOT, E2E, queue, prefill, decode, server TTFT, a stage's
+// or the TTFT breakdown's) with a count of at most ExactUpTo is exact: the
+// values' own quantiles, interpolated as numpy.percentile does. A larger
+// one, and ITL (one value per token) always, come from an HDR-style
+// histogram whose quantiles are within HistogramRelativeError of the exact
+// ones; means, maxima and counts are exact in both.
+type Percentiles struct {
+	// PerRequest is the method of the run's per-request summaries: "exact"
+	// or "histogram".
+	PerRequest string `json:"per_request"`
+	// ITL is the method of itl_ms: "histogram".
+	ITL       string `json:"itl"`
+	ExactUpTo int    `json:"exact_up_to"`
+	// HistogramRelativeError bounds a histogram quantile's error relative
+	// to the exact quantile (0.001: 0.1%).
+	HistogramRelativeError float64 `json:"histogram_relative_error"`
 }
 
 // RequestCounts accounts for every request of the run: Total is what the
@@ -178,33 +199,18 @@ type summaries struct {
 }
 
 func (c *collector) summarize() summaries {
-	n := len(c.samples)
-	buf := make([]float64, 0, n)
-	get := func(f func(*sample) (float64, bool)) stats.Summary {
-		buf = buf[:0]
-		for i := range c.samples {
-			if v, ok := f(&c.samples[i]); ok {
-				buf = append(buf, v)
-			}
-		}
-		return roundSummary(stats.Summarize(buf))
-	}
+	get := func(d *stats.Distribution) stats.Summary { return roundSummary(d.Summary()) }
 	return summaries{
-		ttft:       get(func(s *sample) (float64, bool) { return s.ttft, true }),
-		serverTTFT: get(func(s *sample) (float64, bool) { return s.serverTTFT, true }),
-		tpot:       get(func(s *sample) (float64, bool) { return s.tpot, s.hasTPOT }),
-		e2e:        get(func(s *sample) (float64, bool) { return s.e2e, true }),
-		queue:      get(func(s *sample) (float64, bool) { return s.queue, true }),
-		prefill:    get(func(s *sample) (float64, bool) { return s.prefill, true }),
-		decode:     get(func(s *sample) (float64, bool) { return s.decode, true }),
-		itl:        roundSummary(c.itl.Summary()),
+		ttft: get(c.ttft), serverTTFT: get(c.serverTTFT), tpot: get(c.tpot), e2e: get(c.e2e),
+		queue: get(c.queue), prefill: get(c.prefill), decode: get(c.decode),
+		itl: roundSummary(c.itl.Summary()),
 	}
 }
 
 func (c *collector) fluency(thresholdMS float64) Fluency {
-	f := Fluency{Stalls: c.stalls, StallThresholdMS: thresholdMS, LongestStallMS: round(c.itl.Max(), 4)}
-	if m := c.itl.Mean(); m > 0 {
-		f.ITLCV = round(c.itl.Std()/m, 4)
+	f := Fluency{Stalls: c.stalls, StallThresholdMS: thresholdMS, LongestStallMS: round(c.itl.MaxMS(), 4)}
+	if m := c.itl.MeanMS(); m > 0 {
+		f.ITLCV = round(c.itl.StdMS()/m, 4)
 	}
 	if f.LongestStallMS <= thresholdMS {
 		f.LongestStallMS = 0
@@ -215,7 +221,7 @@ func (c *collector) fluency(thresholdMS float64) Fluency {
 // counts are the collector's requests; unfinished are those still in the
 // system at the end.
 func (c *collector) counts(unfinished int) RequestCounts {
-	rc := RequestCounts{Total: c.issued, Completed: len(c.samples), Unfinished: unfinished}
+	rc := RequestCounts{Total: c.issued, Completed: c.completed, Unfinished: unfinished}
 	keys := make([]string, 0, len(c.rejected))
 	for k := range c.rejected {
 		keys = append(keys, k)
@@ -230,25 +236,21 @@ func (c *collector) counts(unfinished int) RequestCounts {
 	return rc
 }
 
-// evaluateSLA checks each bound of sla against the summaries and counts the
-// requests that met every per-request bound (the loosest bound stated for
-// each metric).
-func evaluateSLA(sla *SLA, s summaries, c *collector) (*SLAResult, int) {
+// evaluateSLA checks each bound of sla against the summaries; goodput
+// counts the requests that met every per-request bound (collector.good).
+func evaluateSLA(sla *SLA, s summaries) *SLAResult {
 	res := &SLAResult{Met: true}
-	type bound struct {
+	bounds := []struct {
 		name string
 		qs   map[string]float64
 		sum  stats.Summary
-		get  func(*sample) (float64, bool)
+	}{
+		{"ttft_ms", sla.TTFTMS, s.ttft},
+		{"tpot_ms", sla.TPOTMS, s.tpot},
+		{"itl_ms", sla.ITLMS, s.itl},
+		{"e2e_ms", sla.E2EMS, s.e2e},
 	}
-	bounds := []bound{
-		{"ttft_ms", sla.TTFTMS, s.ttft, func(x *sample) (float64, bool) { return x.ttft, true }},
-		{"tpot_ms", sla.TPOTMS, s.tpot, func(x *sample) (float64, bool) { return x.tpot, x.hasTPOT }},
-		{"itl_ms", sla.ITLMS, s.itl, nil},
-		{"e2e_ms", sla.E2EMS, s.e2e, func(x *sample) (float64, bool) { return x.e2e, true }},
-	}
-	limits := make([]float64, len(bounds))
-	for i, b := range bounds {
+	for _, b := range bounds {
 		names := make([]string, 0, len(b.qs))
 		for q := range b.qs {
 			names = append(names, q)
@@ -262,25 +264,7 @@ func evaluateSLA(sla *SLA, s summaries, c *collector) (*SLAResult, int) {
 			ok := v <= lim
 			res.Checks = append(res.Checks, SLACheck{Metric: b.name, Quantile: q, LimitMS: lim, ValueMS: v, Met: ok})
 			res.Met = res.Met && ok
-			limits[i] = math.Max(limits[i], lim)
 		}
 	}
-	good := 0
-	for i := range c.samples {
-		x := &c.samples[i]
-		ok := true
-		for j, b := range bounds {
-			if b.get == nil || limits[j] == 0 {
-				continue
-			}
-			if v, has := b.get(x); has && v > limits[j] {
-				ok = false
-				break
-			}
-		}
-		if ok {
-			good++
-		}
-	}
-	return res, good
+	return res
 }

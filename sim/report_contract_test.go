@@ -176,6 +176,7 @@ var latencyStats = []string{"mean", "p50", "p90", "p95", "p99", "p999", "max", "
 // TestReadmeReportTable checks it still lists).
 var reportKeys = []string{
 	"ttft_ms", "server_ttft_ms", "tpot_ms", "itl_ms", "e2e_ms", "queue_ms", "prefill_ms", "decode_ms",
+	"percentiles.per_request", "percentiles.itl", "percentiles.exact_up_to", "percentiles.histogram_relative_error",
 	"throughput.requests_per_s", "throughput.input_tokens_per_s", "throughput.output_tokens_per_s", "throughput.total_tokens_per_s",
 	"requests.total", "requests.completed", "requests.rejected", "requests.unfinished", "requests.rejected_reasons",
 	"preemptions", "prefix_cache_hit_ratio",

@@ -16,46 +16,44 @@ type segment struct {
 	len int
 }
 
-// request is one request's state inside the simulator.
+// request is one request's state inside the simulator. The fields every
+// step reads or writes of every running request come first, in one 64-byte
+// cache line.
 type request struct {
-	serial int64 // order of creation, unique
-	stage  int32
-	client int32 // closed-loop client, -1 for open loop
-	sess   *session
-
-	sent    Time // the client sent it
-	arrival Time // the engine received it: after the network, the API server and the tokenizer
-
-	input  int // prompt tokens, all of them
-	output int // tokens to generate
-	segs   []segment
-	outSeg uint64 // segment id of this request's output tokens
-
-	// progress
-	computed  int // tokens whose KV is computed (vLLM num_computed_tokens)
-	generated int // output tokens produced
+	computed  int  // tokens whose KV is computed (vLLM num_computed_tokens)
+	generated int  // output tokens produced
+	input     int  // prompt tokens, all of them
+	output    int  // tokens to generate
+	lastToken Time // the client received the latest token
+	cached    int  // leading blocks of the table already registered in the prefix cache
 	// speculative decoding (speculative.go): drafts proposed for the next
 	// step, and drafts being verified in the current one
 	drafts, verify int32
+	stage          int32
+	warmup         bool // a warm-up request: run, but left out of every statistic
+	swapped        bool // preempted by swap: its KV sits in CPU memory
 
-	// KV cache
 	blocks     []int32  // block table
 	hashes     []uint64 // chain hashes of the first len(hashes) full blocks
 	hashPos    segCursor
-	cached     int  // leading blocks of the table already registered in the prefix cache
-	swapped    bool // preempted by swap: its KV sits in CPU memory
-	swapBlocks int  // blocks it holds in the swap space
+	swapBlocks int32 // blocks it holds in the swap space
+	client     int32 // closed-loop client, -1 for open loop
 
-	// metrics
+	serial  int64 // order of creation, unique
+	sess    *session
+	sent    Time // the client sent it
+	arrival Time // the engine received it: after the network, the API server and the tokenizer
+
+	segs   []segment
+	outSeg uint64 // segment id of this request's output tokens
+
 	scheduled   Time // first time scheduled, -1 before
 	firstToken  Time // the client received the first token, -1 before
-	lastToken   Time // the client received the latest token
 	engineFirst Time // the engine produced the first token
 	serverFirst Time // the API server began the output batch with the first token (vLLM's TTFT clock)
-	warmup      bool // a warm-up request: run, but left out of every statistic
 	preemptions int32
-	hitTokens   int // prompt tokens served from the prefix cache at first admission
 	replica     int32
+	hitTokens   int // prompt tokens served from the prefix cache at first admission
 
 	pd *pdState // its trip through a disaggregated run's pools (nil otherwise)
 }

@@ -140,7 +140,7 @@ func newSimulator(cfg *Config) (*Simulator, error) {
 			}
 			rp := &replica{
 				id: int32(len(s.replicas)), eng: &cfg.Engine, model: sm, window: window, inst: in,
-				kv:              newKVCache(cfg.NumGPUBlocks, bs, caching, s.units),
+				kv:              newKVCache(cfg.NumGPUBlocks, bs, caching, cfg.BlockUnits),
 				blockBytes:      cfg.BlockBytes,
 				pcieBytesPerSec: math.Max(cfg.GPU.PCIe.UnidirectionalGBps(), 1) * 1e9,
 			}
@@ -166,7 +166,7 @@ func newSimulator(cfg *Config) (*Simulator, error) {
 	if cfg.Engine.Scheduler == engine.SchedulerV0 && !cfg.Engine.EnableChunkedPrefill {
 		s.servableBlocks -= cfg.NumGPUBlocks / 100 // scheduleV0's watermark
 	}
-	s.m = newMetrics(len(cfg.Workload.Stages), cfg.Report.StallThresholdMS, s.rtt)
+	s.m = newMetrics(cfg.Workload.Stages, cfg.Report.StallThresholdMS, s.rtt, cfg.SLA)
 	s.m.perSecond = cfg.Report.Timeseries || len(cfg.Workload.Stages) > 0
 	d, err := newDriver(s)
 	if err != nil {
@@ -414,7 +414,9 @@ func (s *Simulator) applyStep(rp *replica, t Time) {
 			rp.promptTokens += int64(sc.n)
 		}
 		r.computed += sc.n
-		rp.kv.commit(r)
+		if r.computed >= (r.cached+1)*rp.kv.bs { // a block filled: register it
+			rp.kv.commit(r)
+		}
 		if r.computed == r.numTokens() {
 			rp.produced = append(rp.produced, r)
 		}
@@ -424,14 +426,18 @@ func (s *Simulator) applyStep(rp *replica, t Time) {
 	}
 	anyDone := false
 	if len(rp.produced) > 0 {
-		begin, at := rp.inst.front.outputs(t, len(rp.produced))
-		half := s.rtt / 2
-		for i, r := range rp.produced {
+		// The API server writes request i's event at first + tok·i; the
+		// client receives it half a round trip later.
+		begin, first, tok := rp.inst.front.batch(t, len(rp.produced))
+		s.m.countSecond(&s.m.secOut, int(t/nsPerSecond), int64(len(rp.produced)))
+		at := first + s.rtt/2
+		for _, r := range rp.produced {
 			r.generated++
 			if r.generated == 1 {
 				r.engineFirst, r.serverFirst = t, begin
 			}
-			s.m.token(r, t, at(i)+half)
+			s.m.delivered(r, at)
+			at += tok
 			if s.spec != nil {
 				s.specDelivered(r, t)
 			}
@@ -439,6 +445,7 @@ func (s *Simulator) applyStep(rp *replica, t Time) {
 				anyDone = true
 			}
 		}
+		s.m.flushGaps()
 	}
 	rp.freedLast = 0
 	if anyDone {

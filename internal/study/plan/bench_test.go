@@ -81,3 +81,33 @@ func BenchmarkPlanDay(b *testing.B) {
 	b.ReportMetric(float64(res.Simulations), "simulations")
 	b.ReportMetric(b.Elapsed().Seconds()/float64(b.N), "s/plan")
 }
+
+// BenchmarkSweep50 is the scaling case: a 50-point sweep (rates of
+// 1 to 50 req/s, 2,000 requests each, Llama-3.1-8B on one H100). Its
+// points are independent simulations, so the sweep should scale with the
+// cores it is given: compare one core with two (median of 3:
+// go test ./internal/study/plan -run '^$' -bench Sweep50 -benchtime 1x -count 3 -cpu 1,2).
+func BenchmarkSweep50(b *testing.B) {
+	r := runner(b)
+	s := small(2_000)
+	var rates []any
+	for i := 1; i <= 50; i++ {
+		rates = append(rates, float64(i))
+	}
+	spec := SweepSpec{Scenario: s, Axes: []Axis{{Path: "workload.arrival.rate_rps", Values: rates}}}
+	var res *SweepResult
+	for b.Loop() {
+		var err error
+		res, err = r.Sweep(context.Background(), spec, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	for _, p := range res.Points {
+		if p.Error != "" {
+			b.Fatalf("point %v: %s", p.Values, p.Error)
+		}
+	}
+	b.ReportMetric(float64(len(res.Points)), "points")
+	b.ReportMetric(b.Elapsed().Seconds()/float64(b.N), "s/sweep")
+}

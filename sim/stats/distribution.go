@@ -1,0 +1,100 @@
+package stats
+
+// ExactLimit is the most values a Distribution keeps one by one: up to it
+// every quantile is exact (Summarize's), past it the values move into a
+// Histogram and quantiles are within HistogramRelativeError of the exact
+// ones, in memory that no longer grows with the count.
+const ExactLimit = 100_000
+
+// Method names how a summary's quantiles were computed.
+const (
+	MethodExact     = "exact"
+	MethodHistogram = "histogram"
+)
+
+// Distribution records a metric's values: exactly while there are at most
+// its limit of them, then in a Histogram (mean, max and count stay exact
+// in both; the histogram's mean is the running sum in the order of Add).
+// The zero value keeps up to ExactLimit values exactly.
+type Distribution struct {
+	limit int
+	exact []float64
+	h     *Histogram
+}
+
+// NewDistribution returns an empty distribution that keeps up to limit
+// values exactly (limit <= 0: ExactLimit).
+func NewDistribution(limit int) *Distribution { return &Distribution{limit: limit} }
+
+func (d *Distribution) exactLimit() int {
+	if d.limit <= 0 {
+		return ExactLimit
+	}
+	return d.limit
+}
+
+// Add records v.
+func (d *Distribution) Add(v float64) {
+	if d.h == nil {
+		if len(d.exact) < d.exactLimit() {
+			d.exact = append(d.exact, v)
+			return
+		}
+		d.spill()
+	}
+	d.h.Add(v, 1)
+}
+
+// spill moves the exact values into a histogram, in the order they came.
+func (d *Distribution) spill() {
+	d.h = NewHistogram()
+	for _, v := range d.exact {
+		d.h.Add(v, 1)
+	}
+	d.exact = nil
+}
+
+// Merge adds o's values to d: the result is exact while both are and
+// their values together fit d's limit, a histogram otherwise.
+func (d *Distribution) Merge(o *Distribution) {
+	if d.h == nil && o.h == nil && len(d.exact)+len(o.exact) <= d.exactLimit() {
+		d.exact = append(d.exact, o.exact...)
+		return
+	}
+	if d.h == nil {
+		d.spill()
+	}
+	if o.h != nil {
+		d.h.Merge(o.h)
+		return
+	}
+	for _, v := range o.exact {
+		d.h.Add(v, 1)
+	}
+}
+
+// Count is the number of values.
+func (d *Distribution) Count() int64 {
+	if d.h != nil {
+		return d.h.Count()
+	}
+	return int64(len(d.exact))
+}
+
+// Method is MethodExact while the values are kept one by one, else
+// MethodHistogram.
+func (d *Distribution) Method() string {
+	if d.h != nil {
+		return MethodHistogram
+	}
+	return MethodExact
+}
+
+// Summary summarises the values (Summarize's, while exact; it sorts the
+// kept values in place).
+func (d *Distribution) Summary() Summary {
+	if d.h != nil {
+		return d.h.Summary()
+	}
+	return Summarize(d.exact)
+}
