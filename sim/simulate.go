@@ -406,6 +406,10 @@ func (s *Simulator) stepEnd(rp *replica, t Time) {
 func (s *Simulator) applyStep(rp *replica, t Time) {
 	rp.busy = false
 	rp.lastEnd = t
+	if rp.inst.pd == nil {
+		s.applyStepPlain(rp, t)
+		return
+	}
 	rp.produced = rp.produced[:0]
 	for _, sc := range rp.sched {
 		r := sc.r
@@ -449,25 +453,82 @@ func (s *Simulator) applyStep(rp *replica, t Time) {
 	}
 	rp.freedLast = 0
 	if anyDone {
-		keep := rp.running[:0]
-		for _, r := range rp.running {
-			if r.generated >= r.output {
-				rp.kv.release(r)
-				rp.freedLast++
-				s.completed++
-				s.m.finish(r, t)
-				if s.onEnd != nil {
-					s.onEnd(r, t, true)
-				}
-				s.d.done(r, r.lastToken, true)
-				continue
-			}
-			keep = append(keep, r)
-		}
-		clear(rp.running[len(keep):])
-		rp.running = keep
+		s.finishDone(rp, t)
 	}
 	rp.noteUsage(t)
+}
+
+// applyStepPlain is applyStep for a replica outside a disaggregated pool,
+// in one pass over the step: each request's progress, block registration
+// and token delivery together. Request i's event is written at first +
+// tok·i (neither depends on how many requests the batch carries, which the
+// API server learns after the pass, as batchEnd).
+func (s *Simulator) applyStepPlain(rp *replica, t Time) {
+	begin, first, tok := rp.inst.front.batchStart(t)
+	at := first + s.rtt/2
+	bs := rp.kv.bs
+	n := 0
+	anyDone := false
+	for _, sc := range rp.sched {
+		r := sc.r
+		if sc.prefill {
+			s.m.prompt(sc.n, t)
+			rp.promptTokens += int64(sc.n)
+		}
+		r.computed += sc.n
+		if r.computed >= (r.cached+1)*bs { // a block filled: register it
+			rp.kv.commit(r)
+		}
+		if r.computed != r.numTokens() {
+			continue
+		}
+		n++
+		r.generated++
+		if r.generated == 1 {
+			r.engineFirst, r.serverFirst = t, begin
+		}
+		s.m.delivered(r, at)
+		at += tok
+		if s.spec != nil {
+			s.specDelivered(r, t)
+		}
+		if r.generated >= r.output {
+			anyDone = true
+		}
+	}
+	if n > 0 {
+		rp.inst.front.batchEnd(begin, n)
+		s.m.countSecond(&s.m.secOut, int(t/nsPerSecond), int64(n))
+		s.m.flushGaps()
+	}
+	rp.freedLast = 0
+	if anyDone {
+		s.finishDone(rp, t)
+	}
+	rp.noteUsage(t)
+}
+
+// finishDone takes the requests that generated their last token out of
+// the running set, in its order, and records their completion.
+func (s *Simulator) finishDone(rp *replica, t Time) {
+	keep := rp.running[:0]
+	for _, r := range rp.running {
+		if r.generated >= r.output {
+			rp.kv.release(r)
+			rp.kv.retire(r)
+			rp.freedLast++
+			s.completed++
+			s.m.finish(r, t)
+			if s.onEnd != nil {
+				s.onEnd(r, t, true)
+			}
+			s.d.done(r, r.lastToken, true)
+			continue
+		}
+		keep = append(keep, r)
+	}
+	clear(rp.running[len(keep):])
+	rp.running = keep
 }
 
 // tick records one time-series point and schedules the next while there is
