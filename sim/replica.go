@@ -125,8 +125,20 @@ func (rp *replica) scheduleV1(now Time, lag bool) bool {
 	budget := e.MaxNumBatchedTokens
 	thr := e.LongPrefillTokenThreshold
 	preempted := false
+	shift, bs := rp.kv.shift, rp.kv.bs
 	for i := 0; i < len(rp.running) && budget > 0; {
 		r := rp.running[i]
+		if r.drafts == 0 && r.generated > 0 && r.computed == r.numTokens()-1 && shift >= 0 &&
+			(r.computed+1+rp.lookahead+bs-1)>>shift <= len(r.blocks) {
+			// A decode whose next token fits its blocks: what the general
+			// path below does for it (one token, no allocation, add's
+			// decode case), without its checks.
+			rp.sched = append(rp.sched, scheduledSeq{r, 1, false})
+			rp.batch.AddDecode(r.computed+1, rp.window)
+			budget--
+			i++
+			continue
+		}
 		n := r.numTokens() + int(r.drafts) - r.computed // drafts: speculative.go
 		if thr > 0 && n > thr {
 			n = thr
