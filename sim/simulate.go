@@ -469,7 +469,17 @@ func (s *Simulator) applyStepPlain(rp *replica, t Time) {
 	bs := rp.kv.bs
 	n := 0
 	anyDone := false
-	for _, sc := range rp.sched {
+	runs := s.spec == nil && s.m.tokenSink == nil
+	for k := 0; k < len(rp.sched); k++ {
+		if runs {
+			j, next := s.deliverRun(rp, k, at, tok)
+			n += j - k
+			k, at = j, next
+			if k == len(rp.sched) {
+				break
+			}
+		}
+		sc := rp.sched[k]
 		r := sc.r
 		if sc.prefill {
 			s.m.prompt(sc.n, t)
@@ -506,6 +516,40 @@ func (s *Simulator) applyStepPlain(rp *replica, t Time) {
 		s.finishDone(rp, t)
 	}
 	rp.noteUsage(t)
+}
+
+// deliverRun applies the entries of rp.sched from k on while they are
+// decodes of measured requests past their first token that neither fill a
+// block nor finish, delivering their tokens from at on, tok apart: the
+// general pass of applyStepPlain and metrics.delivered for each, in a tight
+// loop (the caller makes sure there is no speculative decoding and no
+// token sink). It returns the index after the run and the next event time.
+func (s *Simulator) deliverRun(rp *replica, k int, at, tok Time) (int, Time) {
+	m, sched, bs := s.m, rp.sched, rp.kv.bs
+	run := m.run
+	for ; k < len(sched); k++ {
+		sc := sched[k]
+		r := sc.r
+		c := r.computed + 1
+		if sc.prefill || sc.n != 1 || r.warmup || r.generated == 0 || c != r.input+r.generated ||
+			c >= (r.cached+1)*bs || r.generated+1 >= r.output {
+			break
+		}
+		r.computed = c
+		r.generated++
+		gap := at - r.lastToken
+		r.lastToken = at
+		col := m.stage(r)
+		if run.n > 0 && (gap != run.gap || col != run.c) {
+			m.gaps(run.c, run.gap, run.n)
+			run.n = 0
+		}
+		run.c, run.gap = col, gap
+		run.n++
+		at += tok
+	}
+	m.run = run
+	return k, at
 }
 
 // finishDone takes the requests that generated their last token out of
