@@ -163,6 +163,16 @@ func (b *Batch) AddDecode(ctx, window int) {
 	}
 }
 
+// AddDecodes adds n sequences decoding a token each, whose contexts
+// (AddDecode's ctx) sum to ctxSum, and to ctxSWA capped at the window
+// each (0 without a window): n AddDecode calls in one.
+func (b *Batch) AddDecodes(n, ctxSum, ctxSWA int) {
+	b.DecodeSeqs += n
+	b.Sampled += n
+	b.DecodeContext += float64(ctxSum)
+	b.DecodeContextSWA += float64(ctxSWA)
+}
+
 // AddVerify adds one sequence verifying drafts speculative tokens in one
 // step: its decode token, whose context is ctx tokens (as AddDecode), and
 // the drafts after it, the last query seeing ctx + drafts keys. The

@@ -45,6 +45,22 @@ func (f *frontend) outputs(t Time, n int) (begin Time, per func(i int) Time) {
 	return begin, func(i int) Time { return first + tok*Time(i) }
 }
 
+// batchStart is batch before the batch's size is known: when the loop
+// begins it, and when it writes request 0's event and the spacing after.
+// batchEnd(begin, n) then charges the loop for it.
+func (f *frontend) batchStart(t Time) (begin, first, tok Time) {
+	begin = max(t, f.loopFree)
+	tok = usToNS(f.coef.PerOutputTokenUS, f.scale)
+	return begin, begin + usToNS(f.coef.PerStepUS, f.scale) + tok, tok
+}
+
+// batchEnd charges the loop, which began at begin, for n requests' events.
+func (f *frontend) batchEnd(begin Time, n int) {
+	d := usToNS(f.coef.PerStepUS, f.scale) + usToNS(f.coef.PerOutputTokenUS, f.scale)*Time(n)
+	f.loopFree = begin + d
+	f.busyNS += d
+}
+
 // batch is outputs without the closure: request i's event is written at
 // first + tok·i.
 func (f *frontend) batch(t Time, n int) (begin, first, tok Time) {

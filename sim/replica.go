@@ -126,6 +126,10 @@ func (rp *replica) scheduleV1(now Time, lag bool) bool {
 	thr := e.LongPrefillTokenThreshold
 	preempted := false
 	for i := 0; i < len(rp.running) && budget > 0; {
+		if j, left := rp.decodeRun(i, budget); j > i {
+			i, budget = j, left
+			continue
+		}
 		r := rp.running[i]
 		n := r.numTokens() + int(r.drafts) - r.computed // drafts: speculative.go
 		if thr > 0 && n > thr {
@@ -201,6 +205,43 @@ func (rp *replica) scheduleV1(now Time, lag bool) bool {
 		budget -= n
 	}
 	return !held
+}
+
+// decodeRun schedules the run of running requests from index i on that
+// decode a token that fits their blocks, while budget lasts: what
+// scheduleV1's general path does for each (one token, no allocation, add's
+// decode case), in a tight loop. It returns the index after the run and
+// the budget left. The run reaches the batch as one AddDecodes: its
+// context sums are integers, exact in float64, so the order they are
+// added in changes nothing.
+func (rp *replica) decodeRun(i, budget int) (int, int) {
+	shift := rp.kv.shift
+	if shift < 0 {
+		return i, budget
+	}
+	running, sched := rp.running, rp.sched
+	last := rp.kv.bs + rp.lookahead // the next token's slot is computed+1+lookahead
+	window := rp.window
+	start := i
+	var ctxSum, ctxSWA int
+	for ; i < len(running) && budget > 0; i++ {
+		r := running[i]
+		c := r.computed
+		if r.drafts != 0 || r.generated == 0 || c != r.input+r.generated-1 || (c+last)>>shift > len(r.blocks) {
+			break
+		}
+		sched = append(sched, scheduledSeq{r, 1, false})
+		ctxSum += c + 1
+		if window > 0 {
+			ctxSWA += min(c+1, window)
+		}
+		budget--
+	}
+	if i > start {
+		rp.sched = sched
+		rp.batch.AddDecodes(i-start, ctxSum, ctxSWA)
+	}
+	return i, budget
 }
 
 // admit moves r into the running set. (The prefix-cache hit statistics

@@ -406,6 +406,10 @@ func (s *Simulator) stepEnd(rp *replica, t Time) {
 func (s *Simulator) applyStep(rp *replica, t Time) {
 	rp.busy = false
 	rp.lastEnd = t
+	if rp.inst.pd == nil {
+		s.applyStepPlain(rp, t)
+		return
+	}
 	rp.produced = rp.produced[:0]
 	for _, sc := range rp.sched {
 		r := sc.r
@@ -449,25 +453,126 @@ func (s *Simulator) applyStep(rp *replica, t Time) {
 	}
 	rp.freedLast = 0
 	if anyDone {
-		keep := rp.running[:0]
-		for _, r := range rp.running {
-			if r.generated >= r.output {
-				rp.kv.release(r)
-				rp.freedLast++
-				s.completed++
-				s.m.finish(r, t)
-				if s.onEnd != nil {
-					s.onEnd(r, t, true)
-				}
-				s.d.done(r, r.lastToken, true)
-				continue
-			}
-			keep = append(keep, r)
-		}
-		clear(rp.running[len(keep):])
-		rp.running = keep
+		s.finishDone(rp, t)
 	}
 	rp.noteUsage(t)
+}
+
+// applyStepPlain is applyStep for a replica outside a disaggregated pool,
+// in one pass over the step: each request's progress, block registration
+// and token delivery together. Request i's event is written at first +
+// tok·i (neither depends on how many requests the batch carries, which the
+// API server learns after the pass, as batchEnd).
+func (s *Simulator) applyStepPlain(rp *replica, t Time) {
+	begin, first, tok := rp.inst.front.batchStart(t)
+	at := first + s.rtt/2
+	bs := rp.kv.bs
+	n := 0
+	anyDone := false
+	runs := s.spec == nil && s.m.tokenSink == nil
+	for k := 0; k < len(rp.sched); k++ {
+		if runs {
+			j, next := s.deliverRun(rp, k, at, tok)
+			n += j - k
+			k, at = j, next
+			if k == len(rp.sched) {
+				break
+			}
+		}
+		sc := rp.sched[k]
+		r := sc.r
+		if sc.prefill {
+			s.m.prompt(sc.n, t)
+			rp.promptTokens += int64(sc.n)
+		}
+		r.computed += sc.n
+		if r.computed >= (r.cached+1)*bs { // a block filled: register it
+			rp.kv.commit(r)
+		}
+		if r.computed != r.numTokens() {
+			continue
+		}
+		n++
+		r.generated++
+		if r.generated == 1 {
+			r.engineFirst, r.serverFirst = t, begin
+		}
+		s.m.delivered(r, at)
+		at += tok
+		if s.spec != nil {
+			s.specDelivered(r, t)
+		}
+		if r.generated >= r.output {
+			anyDone = true
+		}
+	}
+	if n > 0 {
+		rp.inst.front.batchEnd(begin, n)
+		s.m.countSecond(&s.m.secOut, int(t/nsPerSecond), int64(n))
+		s.m.flushGaps()
+	}
+	rp.freedLast = 0
+	if anyDone {
+		s.finishDone(rp, t)
+	}
+	rp.noteUsage(t)
+}
+
+// deliverRun applies the entries of rp.sched from k on while they are
+// decodes of measured requests past their first token that neither fill a
+// block nor finish, delivering their tokens from at on, tok apart: the
+// general pass of applyStepPlain and metrics.delivered for each, in a tight
+// loop (the caller makes sure there is no speculative decoding and no
+// token sink). It returns the index after the run and the next event time.
+func (s *Simulator) deliverRun(rp *replica, k int, at, tok Time) (int, Time) {
+	m, sched, bs := s.m, rp.sched, rp.kv.bs
+	run := m.run
+	for ; k < len(sched); k++ {
+		sc := sched[k]
+		r := sc.r
+		c := r.computed + 1
+		if sc.prefill || sc.n != 1 || r.warmup || r.generated == 0 || c != r.input+r.generated ||
+			c >= (r.cached+1)*bs || r.generated+1 >= r.output {
+			break
+		}
+		r.computed = c
+		r.generated++
+		gap := at - r.lastToken
+		r.lastToken = at
+		col := m.stage(r)
+		if run.n > 0 && (gap != run.gap || col != run.c) {
+			m.gaps(run.c, run.gap, run.n)
+			run.n = 0
+		}
+		run.c, run.gap = col, gap
+		run.n++
+		at += tok
+	}
+	m.run = run
+	return k, at
+}
+
+// finishDone takes the requests that generated their last token out of
+// the running set, in its order, and records their completion.
+func (s *Simulator) finishDone(rp *replica, t Time) {
+	keep := rp.running[:0]
+	for _, r := range rp.running {
+		if r.generated >= r.output {
+			rp.kv.release(r)
+			rp.kv.retire(r)
+			rp.freedLast++
+			s.completed++
+			s.m.finish(r, t)
+			if s.onEnd != nil {
+				s.onEnd(r, t, true)
+			}
+			s.d.done(r, r.lastToken, true)
+			continue
+		}
+		keep = append(keep, r)
+	}
+	clear(rp.running[len(keep):])
+	rp.running = keep
 }
 
 // tick records one time-series point and schedules the next while there is
