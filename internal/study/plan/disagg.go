@@ -158,22 +158,10 @@ func (r *Runner) disaggPairs(spec *PlanSpec, base scenario.Scenario) (live []Con
 		}
 	}
 	if ds != nil && len(ds.Shapes) == 0 && len(spec.Configs) == 0 {
-		or := func(a, b []string) []string {
-			if len(a) > 0 {
-				return a
-			}
-			return b
-		}
-		ori := func(a, b []int) []int {
-			if len(a) > 0 {
-				return a
-			}
-			return b
-		}
-		for _, pg := range or(ds.PrefillGPUs, spec.GPUs) {
-			for _, pt := range ori(ds.PrefillTPs, spec.TPs) {
-				for _, dg := range or(ds.DecodeGPUs, spec.GPUs) {
-					for _, dt := range ori(ds.DecodeTPs, spec.TPs) {
+		for _, pg := range orPlan(ds.PrefillGPUs, spec.GPUs) {
+			for _, pt := range orPlan(ds.PrefillTPs, spec.TPs) {
+				for _, dg := range orPlan(ds.DecodeGPUs, spec.GPUs) {
+					for _, dt := range orPlan(ds.DecodeTPs, spec.TPs) {
 						shapes = append(shapes, DisaggShape{PoolShape{pg, pt, 0}, PoolShape{dg, dt, 0}})
 					}
 				}
@@ -201,6 +189,14 @@ func (r *Runner) disaggPairs(spec *PlanSpec, base scenario.Scenario) (live []Con
 		live = append(live, Config{Disaggregation: &shape})
 	}
 	return live, pruned, nil
+}
+
+// orPlan is a pool's own list, or the plan's when the pool names none.
+func orPlan[T any](pool, plan []T) []T {
+	if len(pool) > 0 {
+		return pool
+	}
+	return plan
 }
 
 // searchDisagg finds the candidates of one pair of pool types, as search
