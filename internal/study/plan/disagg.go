@@ -2,12 +2,10 @@ package plan
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/headroom-sim/headroom/hardware"
 	"github.com/headroom-sim/headroom/internal/study/scenario"
-	"github.com/headroom-sim/headroom/sim/memory"
 )
 
 // Disaggregated candidates: Plan weighs clusters of separate prefill and
@@ -177,8 +175,7 @@ func (r *Runner) disaggPairs(spec *PlanSpec, base scenario.Scenario) (live []Con
 		c := Config{Disaggregation: &probe}
 		s := c.Scenario(base)
 		if _, err := s.CheckFits(r.env()); err != nil {
-			var fe *scenario.FieldError
-			if errors.Is(err, memory.ErrDoesNotFit) || errors.As(err, &fe) {
+			if cannotStart(err) {
 				shape := sh
 				pruned = append(pruned, Pruned{GPU: sh.Decode.GPU, TP: sh.Decode.TP, Disaggregation: &shape, Reason: err.Error()})
 				continue
