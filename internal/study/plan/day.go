@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"strings"
 	"sync"
 
 	"github.com/headroom-sim/headroom/internal/study/scenario"
@@ -459,7 +460,7 @@ func windowOutcome(rep *sim.Report, i, good int, metric string) WindowOutcome {
 
 // stageMetric reads a latency quantile ("ttft_ms.p99") of a stage.
 func stageMetric(st sim.StageReport, name string) float64 {
-	metric, q, _ := cutDot(name)
+	metric, q, _ := strings.Cut(name, ".")
 	switch metric {
 	case "ttft_ms":
 		return summaryAt(st.TTFTMS, q)

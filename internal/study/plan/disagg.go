@@ -2,12 +2,10 @@ package plan
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/headroom-sim/headroom/hardware"
 	"github.com/headroom-sim/headroom/internal/study/scenario"
-	"github.com/headroom-sim/headroom/sim/memory"
 )
 
 // Disaggregated candidates: Plan weighs clusters of separate prefill and
@@ -158,22 +156,10 @@ func (r *Runner) disaggPairs(spec *PlanSpec, base scenario.Scenario) (live []Con
 		}
 	}
 	if ds != nil && len(ds.Shapes) == 0 && len(spec.Configs) == 0 {
-		or := func(a, b []string) []string {
-			if len(a) > 0 {
-				return a
-			}
-			return b
-		}
-		ori := func(a, b []int) []int {
-			if len(a) > 0 {
-				return a
-			}
-			return b
-		}
-		for _, pg := range or(ds.PrefillGPUs, spec.GPUs) {
-			for _, pt := range ori(ds.PrefillTPs, spec.TPs) {
-				for _, dg := range or(ds.DecodeGPUs, spec.GPUs) {
-					for _, dt := range ori(ds.DecodeTPs, spec.TPs) {
+		for _, pg := range orPlan(ds.PrefillGPUs, spec.GPUs) {
+			for _, pt := range orPlan(ds.PrefillTPs, spec.TPs) {
+				for _, dg := range orPlan(ds.DecodeGPUs, spec.GPUs) {
+					for _, dt := range orPlan(ds.DecodeTPs, spec.TPs) {
 						shapes = append(shapes, DisaggShape{PoolShape{pg, pt, 0}, PoolShape{dg, dt, 0}})
 					}
 				}
@@ -189,8 +175,7 @@ func (r *Runner) disaggPairs(spec *PlanSpec, base scenario.Scenario) (live []Con
 		c := Config{Disaggregation: &probe}
 		s := c.Scenario(base)
 		if _, err := s.CheckFits(r.env()); err != nil {
-			var fe *scenario.FieldError
-			if errors.Is(err, memory.ErrDoesNotFit) || errors.As(err, &fe) {
+			if cannotStart(err) {
 				shape := sh
 				pruned = append(pruned, Pruned{GPU: sh.Decode.GPU, TP: sh.Decode.TP, Disaggregation: &shape, Reason: err.Error()})
 				continue
@@ -201,6 +186,14 @@ func (r *Runner) disaggPairs(spec *PlanSpec, base scenario.Scenario) (live []Con
 		live = append(live, Config{Disaggregation: &shape})
 	}
 	return live, pruned, nil
+}
+
+// orPlan is a pool's own list, or the plan's when the pool names none.
+func orPlan[T any](pool, plan []T) []T {
+	if len(pool) > 0 {
+		return pool
+	}
+	return plan
 }
 
 // searchDisagg finds the candidates of one pair of pool types, as search

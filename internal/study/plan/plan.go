@@ -231,8 +231,7 @@ func (r *Runner) Plan(ctx context.Context, spec PlanSpec, progress func(float64)
 	for _, c := range shapes {
 		s := Config{GPU: c.GPU, TP: c.TP, Replicas: 1}.Scenario(base)
 		if _, err := s.CheckFits(r.env()); err != nil {
-			var fe *scenario.FieldError
-			if errors.Is(err, memory.ErrDoesNotFit) || errors.As(err, &fe) {
+			if cannotStart(err) {
 				res.Pruned = append(res.Pruned, Pruned{GPU: c.GPU, TP: c.TP, Reason: err.Error()})
 				continue
 			}
@@ -290,6 +289,13 @@ func (r *Runner) Plan(ctx context.Context, spec PlanSpec, progress func(float64)
 	}
 	res.Simulations = q.simulations()
 	return res, nil
+}
+
+// cannotStart reports whether a CheckFits error says the configuration
+// cannot start (it is pruned) rather than that the plan cannot go on.
+func cannotStart(err error) bool {
+	var fe *scenario.FieldError
+	return errors.Is(err, memory.ErrDoesNotFit) || errors.As(err, &fe)
 }
 
 // candidate summarises one simulated configuration at the target load.

@@ -383,6 +383,6 @@ func loadText(dim string, v float64) string {
 
 // boundName writes "ttft_ms.p99" as "TTFT p99".
 func boundName(b string) string {
-	metric, q, _ := cutDot(b)
+	metric, q, _ := strings.Cut(b, ".")
 	return strings.ToUpper(strings.TrimSuffix(metric, "_ms")) + " " + q
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 
 	"github.com/headroom-sim/headroom/internal/study/scenario"
 	"github.com/headroom-sim/headroom/sim"
@@ -222,21 +223,12 @@ func checkValue(cs []sim.SLACheck, name string) (value, limit float64, ok bool) 
 
 // describeStop says why a stopped run missed its SLA.
 func (v verdict) describeStop(sla *sim.SLA) string {
-	metric, q, _ := cutDot(v.limiting)
+	metric, q, _ := strings.Cut(v.limiting, ".")
 	limit := 0.0
 	if sla != nil {
 		limit = map[string]map[string]float64{"ttft_ms": sla.TTFTMS, "tpot_ms": sla.TPOTMS, "e2e_ms": sla.E2EMS}[metric][q]
 	}
 	return fmt.Sprintf("%s above %g ms (stopped after %d of %d requests, past recovery)", v.limiting, limit, v.seen, v.of)
-}
-
-func cutDot(s string) (a, b string, ok bool) {
-	for i := range len(s) {
-		if s[i] == '.' {
-			return s[:i], s[i+1:], true
-		}
-	}
-	return s, "", false
 }
 
 // summaryAt reads a named quantile of a summary.

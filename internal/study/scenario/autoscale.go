@@ -111,6 +111,9 @@ func graphSizes(largest int) int {
 
 func validDuration(v float64) bool { return v >= 0 && v < 1e7 }
 
+// notDuration is the reason v is refused where validDuration fails.
+func notDuration(v float64) string { return fmt.Sprintf("must be a duration in [0, 1e7) s, got %g", v) }
+
 // validate checks the section's own values; field is its path.
 func (a *AutoscaleSpec) validate(replicas int) error {
 	fe := func(sub, reason string) error { return &FieldError{Field: "autoscale." + sub, Reason: reason} }
@@ -134,21 +137,21 @@ func (a *AutoscaleSpec) validate(replicas int) error {
 	case !(a.IntervalS == 0 || a.IntervalS >= 1e-3 && a.IntervalS < 1e7):
 		return fe("interval_s", fmt.Sprintf("must be in [0.001, 1e7) s (0 = 15), got %g", a.IntervalS))
 	case !opt(a.ScaleDownStabilizationS):
-		return fe("scale_down_stabilization_s", fmt.Sprintf("must be a duration in [0, 1e7) s, got %g", *a.ScaleDownStabilizationS))
+		return fe("scale_down_stabilization_s", notDuration(*a.ScaleDownStabilizationS))
 	case a.Tolerance != nil && !(*a.Tolerance >= 0 && *a.Tolerance < 1):
 		return fe("tolerance", fmt.Sprintf("must be in [0, 1), got %g", *a.Tolerance))
 	case !opt(a.ScaleUpDelayS):
-		return fe("scale_up_delay_s", fmt.Sprintf("must be a duration in [0, 1e7) s, got %g", *a.ScaleUpDelayS))
+		return fe("scale_up_delay_s", notDuration(*a.ScaleUpDelayS))
 	case !validDuration(c.ProvisionS):
-		return fe("cold_start.provision_s", fmt.Sprintf("must be a duration in [0, 1e7) s, got %g", c.ProvisionS))
+		return fe("cold_start.provision_s", notDuration(c.ProvisionS))
 	case !opt(c.StartupS):
-		return fe("cold_start.startup_s", fmt.Sprintf("must be a duration in [0, 1e7) s, got %g", *c.StartupS))
+		return fe("cold_start.startup_s", notDuration(*c.StartupS))
 	case !(c.WeightsLoadGBps >= 0 && c.WeightsLoadGBps <= 1e6):
 		return fe("cold_start.weights_load_gbps", fmt.Sprintf("must be in (0, 1e6] GB/s (0 = %g), got %g", DefaultWeightsLoadGBps, c.WeightsLoadGBps))
 	case !opt(c.TorchCompileS):
-		return fe("cold_start.torch_compile_s", fmt.Sprintf("must be a duration in [0, 1e7) s, got %g", *c.TorchCompileS))
+		return fe("cold_start.torch_compile_s", notDuration(*c.TorchCompileS))
 	case !opt(c.CUDAGraphCaptureS):
-		return fe("cold_start.cuda_graph_capture_s", fmt.Sprintf("must be a duration in [0, 1e7) s, got %g", *c.CUDAGraphCaptureS))
+		return fe("cold_start.cuda_graph_capture_s", notDuration(*c.CUDAGraphCaptureS))
 	}
 	return nil
 }

@@ -88,8 +88,8 @@ func (d *DisaggregationSpec) validate() error {
 			return fe("dp", fmt.Sprintf("%d is not in [1, 1024] (0 = the scenario's)", ps.DP))
 		case ps.Replicas < 0 || ps.Replicas > 4096:
 			return fe("replicas", fmt.Sprintf("%d is not in [1, 4096] (0 = the scenario's)", ps.Replicas))
-		case ps.Router != "" && !slices.Contains([]string{sim.RouterRoundRobin, sim.RouterLeastOutstanding, sim.RouterLeastKV}, ps.Router):
-			return fe("router", fmt.Sprintf("%q is not round_robin, least_outstanding or least_kv", ps.Router))
+		case ps.Router != "" && !slices.Contains(routers, ps.Router):
+			return fe("router", notRouter(ps.Router))
 		}
 	}
 	k := &d.KVTransfer

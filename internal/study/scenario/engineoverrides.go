@@ -3,6 +3,7 @@ package scenario
 import (
 	"reflect"
 	"strings"
+	"sync"
 
 	"github.com/headroom-sim/headroom/sim/engine"
 )
@@ -31,7 +32,7 @@ type EngineOverrides struct {
 func (o EngineOverrides) Apply(base engine.Config) engine.Config {
 	dst := reflect.ValueOf(&base).Elem()
 	src := reflect.ValueOf(o)
-	fields := engineFieldIndex()
+	fields := engineFields()
 	for i := 0; i < src.NumField(); i++ {
 		if v := src.Field(i); !v.IsNil() {
 			dst.Field(fields[yamlName(src.Type().Field(i))]).Set(v.Elem())
@@ -40,15 +41,16 @@ func (o EngineOverrides) Apply(base engine.Config) engine.Config {
 	return base
 }
 
-// engineFieldIndex maps engine.Config's yaml names to field indices.
-func engineFieldIndex() map[string]int {
+// engineFields maps engine.Config's yaml names to field indices, built
+// once (Apply runs for each pool of every resolve a planner does).
+var engineFields = sync.OnceValue(func() map[string]int {
 	t := reflect.TypeOf(engine.Config{})
 	out := make(map[string]int, t.NumField())
 	for i := 0; i < t.NumField(); i++ {
 		out[yamlName(t.Field(i))] = i
 	}
 	return out
-}
+})
 
 func yamlName(f reflect.StructField) string {
 	name, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")

@@ -141,6 +141,15 @@ func (s *Scenario) applyWorkloadDefaults() {
 	}
 }
 
+// routers are the router names a scenario (and each disaggregated pool)
+// accepts.
+var routers = []string{sim.RouterRoundRobin, sim.RouterLeastOutstanding, sim.RouterLeastKV}
+
+// notRouter is the reason r is refused as a router.
+func notRouter(r string) string {
+	return fmt.Sprintf("%q is not round_robin, least_outstanding or least_kv", r)
+}
+
 // Validate checks the fields that need no catalog.
 func (s *Scenario) Validate() error {
 	switch {
@@ -158,8 +167,8 @@ func (s *Scenario) Validate() error {
 		return &FieldError{Field: "steptime.backend", Reason: fmt.Sprintf("%q is not table or formula", s.StepTime.Backend)}
 	case !slices.Contains([]string{"", "balanced", "power_law_1.2", "power_law_1.01"}, s.StepTime.MoERouting):
 		return &FieldError{Field: "steptime.moe_routing", Reason: fmt.Sprintf("%q is not balanced, power_law_1.2 or power_law_1.01", s.StepTime.MoERouting)}
-	case !slices.Contains([]string{sim.RouterRoundRobin, sim.RouterLeastOutstanding, sim.RouterLeastKV}, s.Router):
-		return &FieldError{Field: "router", Reason: fmt.Sprintf("%q is not round_robin, least_outstanding or least_kv", s.Router)}
+	case !slices.Contains(routers, s.Router):
+		return &FieldError{Field: "router", Reason: notRouter(s.Router)}
 	case !(s.NetworkRTTMS >= 0 && s.NetworkRTTMS < 1e7):
 		return &FieldError{Field: "network_rtt_ms", Reason: fmt.Sprintf("%g is not a duration >= 0", s.NetworkRTTMS)}
 	case !(s.Report.StallThresholdMS > 0):
