@@ -154,14 +154,7 @@ func (pd *disagg) prefillArrival(r *request, in *instance, t Time) {
 	r.arrival = t
 	in.pending--
 	p := pd.prefill
-	reason := ""
-	switch {
-	case r.input+1 > p.eng.MaxModelLen:
-		reason = "exceeds_max_model_len"
-	case p.units(r.input+1) > p.servable:
-		reason = "exceeds_kv_cache"
-	}
-	if reason != "" {
+	if reason := refusal(r.input+1, p.eng.MaxModelLen, p.units, p.servable); reason != "" {
 		if d := r.pd.decodeInst; d != nil {
 			d.pending-- // routed ahead for a layer-wise push
 		}
@@ -281,12 +274,8 @@ func (pd *disagg) decodeArrival(r *request, t Time) {
 	ps := r.pd
 	ps.decodeInst.pending--
 	dp := pd.decode
-	switch {
-	case r.input+r.output > dp.eng.MaxModelLen:
-		pd.reject(r, t, "exceeds_max_model_len")
-		return
-	case dp.units(r.input+r.output) > dp.servable:
-		pd.reject(r, t, "exceeds_kv_cache")
+	if reason := refusal(r.input+r.output, dp.eng.MaxModelLen, dp.units, dp.servable); reason != "" {
+		pd.reject(r, t, reason)
 		return
 	}
 	if ps.decodeRank == nil {

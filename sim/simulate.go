@@ -273,15 +273,7 @@ func (s *Simulator) deliver(r *request, t Time) {
 func (s *Simulator) engineArrival(r *request, t Time) {
 	r.arrival = t
 	s.insts[r.replica].pending--
-	e := &s.cfg.Engine
-	reason := ""
-	switch {
-	case r.input+r.output > e.MaxModelLen:
-		reason = "exceeds_max_model_len"
-	case s.units(r.input+r.output) > s.servableBlocks:
-		reason = "exceeds_kv_cache"
-	}
-	if reason != "" {
+	if reason := refusal(r.input+r.output, s.cfg.Engine.MaxModelLen, s.units, s.servableBlocks); reason != "" {
 		s.rejected++
 		s.m.reject(r, reason)
 		if s.onEnd != nil {
@@ -294,6 +286,19 @@ func (s *Simulator) engineArrival(r *request, t Time) {
 	r.replica = rp.id
 	rp.waiting.pushBack(r)
 	s.kick(rp, t)
+}
+
+// refusal is why vLLM's input processor refuses a request of n tokens
+// (prompt and output) from an engine of maxModelLen tokens whose KV cache
+// serves at most servable blocks ("" when it takes it).
+func refusal(n, maxModelLen int, units func(int) int, servable int) string {
+	switch {
+	case n > maxModelLen:
+		return "exceeds_max_model_len"
+	case units(n) > servable:
+		return "exceeds_kv_cache"
+	}
+	return ""
 }
 
 // route picks an instance for a new request (of those serving, with an
