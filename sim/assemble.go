@@ -25,29 +25,19 @@ func (s *Simulator) report() *Report {
 	st := sum.serverTTFT
 	r.ServerTTFTMS = &st
 	r.Throughput = throughput(m.all, dur)
-	var hits, queries int64
-	var area, peak float64
+	var kv kvTotals
 	for _, rp := range s.replicas {
 		rp.noteUsage(s.now)
 		r.Preemptions += rp.preemptions
 		r.Simulation.Steps += rp.steps
-		hits += rp.kv.hitTokens
-		queries += rp.kv.queryTokens
-		area += rp.usageArea
-		peak += rp.usagePeak
+		kv.add(rp)
 		r.MaxRunning = max(r.MaxRunning, rp.maxRunning)
 	}
-	if queries > 0 {
-		r.PrefixCacheHitRatio = round(float64(hits)/float64(queries), 4)
-	}
+	r.PrefixCacheHitRatio = kv.hitRatio()
 	if s.spec != nil {
 		r.Speculative = s.spec.report(r.Simulation.Steps)
 	}
-	n := float64(s.servedRanks())
-	r.KVCache = KVUsage{NumGPUBlocks: cfg.NumGPUBlocks, PeakUsageRatio: round(peak/n, 4)}
-	if s.now > 0 {
-		r.KVCache.MeanUsageRatio = round(area/n/float64(s.now), 4)
-	}
+	r.KVCache = kv.usage(cfg.NumGPUBlocks, float64(s.servedRanks()), s.now)
 	r.Fluency = m.all.fluency(cfg.Report.StallThresholdMS)
 	if cfg.SLA != nil {
 		r.SLA = evaluateSLA(cfg.SLA, sum)
@@ -87,6 +77,37 @@ func (s *Simulator) report() *Report {
 		r.Autoscale = s.as.report()
 	}
 	return r
+}
+
+// kvTotals sums the KV-cache use of a set of ranks.
+type kvTotals struct {
+	hits, queries int64   // prefix-cache hit and looked-up tokens
+	area, peak    float64 // ∫ usage dt (usage·ns) and peak usage
+}
+
+func (k *kvTotals) add(rp *replica) {
+	k.hits += rp.kv.hitTokens
+	k.queries += rp.kv.queryTokens
+	k.area += rp.usageArea
+	k.peak += rp.usagePeak
+}
+
+// hitRatio is the prefix-cache hit ratio (0 without look-ups).
+func (k *kvTotals) hitRatio() float64 {
+	if k.queries == 0 {
+		return 0
+	}
+	return round(float64(k.hits)/float64(k.queries), 4)
+}
+
+// usage is the ranks' mean and peak usage over a run of now ns, averaged
+// over n ranks of blocks KV blocks each.
+func (k *kvTotals) usage(blocks int, n float64, now Time) KVUsage {
+	u := KVUsage{NumGPUBlocks: blocks, PeakUsageRatio: round(k.peak/n, 4)}
+	if now > 0 {
+		u.MeanUsageRatio = round(k.area/n/float64(now), 4)
+	}
+	return u
 }
 
 func throughput(c *collector, dur float64) Throughput {

@@ -28,8 +28,8 @@ type kvCache struct {
 	hits                   []int32 // scratch for lookup
 
 	// Block tables and hash lists of finished requests, reused by the
-	// requests that come after (retire, spareTable, spareHashes): a
-	// request's bookkeeping then allocates nothing in a steady run.
+	// requests that come after (retire, spare): a request's bookkeeping
+	// then allocates nothing in a steady run.
 	tables [][]int32
 	hashes [][]uint64
 }
@@ -110,7 +110,7 @@ func (c *kvCache) ensureHashes(r *request, n int) {
 	if r.hashes == nil && full > 0 {
 		// Sized once for the whole request when the engine first needs
 		// it (not while it waits), so hashing never regrows it.
-		r.hashes = c.spareHashes(max((r.input+r.output)/c.bs+1, full))
+		r.hashes = spare(&c.hashes, max((r.input+r.output)/c.bs+1, full))
 	}
 	for len(r.hashes) < full {
 		prev := uint64(0x51ed270b1a5c0de)
@@ -190,7 +190,7 @@ func (c *kvCache) allocate(r *request, hits []int32, upto int) bool {
 	if r.blocks == nil {
 		// Size the table for the whole request once (a preempted or
 		// handed-off request keeps or regrows it).
-		r.blocks = c.spareTable(max(c.units(r.input+r.output), need+len(hits)))
+		r.blocks = spare(&c.tables, max(c.units(r.input+r.output), need+len(hits)))
 	}
 	for _, b := range hits {
 		blk := &c.blocks[b]
@@ -264,31 +264,19 @@ func (c *kvCache) retire(r *request) {
 	}
 }
 
-// spareTable is an empty block table of capacity n or more: a retired one
-// when the latest retired is large enough.
-func (c *kvCache) spareTable(n int) []int32 {
-	if k := len(c.tables) - 1; k >= 0 {
-		t := c.tables[k]
-		c.tables[k] = nil
-		c.tables = c.tables[:k]
+// spare is an empty slice of capacity n or more from a pool of retired
+// ones (block tables, hash lists): the latest retired when it is large
+// enough.
+func spare[T any](pool *[][]T, n int) []T {
+	if k := len(*pool) - 1; k >= 0 {
+		t := (*pool)[k]
+		(*pool)[k] = nil
+		*pool = (*pool)[:k]
 		if cap(t) >= n {
 			return t
 		}
 	}
-	return make([]int32, 0, n)
-}
-
-// spareHashes is spareTable for hash lists.
-func (c *kvCache) spareHashes(n int) []uint64 {
-	if k := len(c.hashes) - 1; k >= 0 {
-		h := c.hashes[k]
-		c.hashes[k] = nil
-		c.hashes = c.hashes[:k]
-		if cap(h) >= n {
-			return h
-		}
-	}
-	return make([]uint64, 0, n)
+	return make([]T, 0, n)
 }
 
 // referenced counts blocks with at least one reference (for invariants).

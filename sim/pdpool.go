@@ -99,38 +99,15 @@ func newDisagg(s *Simulator) (*disagg, error) {
 	}
 	pc := d.prefillConfig(cfg)
 	p := &pdPool{prefill: true, router: pc.Router, eng: &pc.Engine, bs: pc.Engine.BlockSize,
-		blockBytes: pc.BlockBytes, gpu: pc.GPU, gpusPerRank: pc.TP, servable: pc.NumGPUBlocks}
-	bs := pc.Engine.BlockSize
-	p.units = pc.BlockUnits
-	if p.units == nil {
-		p.units = func(n int) int { return (n + bs - 1) / bs }
-	}
+		blockBytes: pc.BlockBytes, gpu: pc.GPU, gpusPerRank: pc.TP, servable: pc.NumGPUBlocks, units: pc.blockUnits()}
 	if pc.Engine.Scheduler == engine.SchedulerV0 && !pc.Engine.EnableChunkedPrefill {
 		p.servable -= pc.NumGPUBlocks / 100 // scheduleV0's watermark
 	}
-	caching := pc.Engine.EnablePrefixCaching && cfg.Model.NumSlidingLayers() == 0
-	dp := max(pc.DP, 1)
 	for range pc.Replicas {
-		in := &instance{id: int32(len(s.insts)), lockstep: dp > 1 && cfg.Model.MoE != nil, pd: p,
-			front: frontend{coef: pc.Profile.Frontend, scale: orOne(pc.Profile.Scale.Overhead)}}
-		for range dp {
-			sm, err := pc.StepModel()
-			if err != nil {
-				return nil, fmt.Errorf("prefill pool step-time profile: %w", err)
-			}
-			rp := &replica{
-				id: int32(len(s.replicas)), eng: p.eng, model: sm, window: cfg.Model.SlidingWindow, inst: in,
-				kv:              newKVCache(pc.NumGPUBlocks, bs, caching, pc.BlockUnits),
-				blockBytes:      pc.BlockBytes,
-				pcieBytesPerSec: math.Max(pc.GPU.PCIe.UnidirectionalGBps(), 1) * 1e9,
-			}
-			if pc.BlockBytes > 0 {
-				rp.swapCap = int(pc.Engine.SwapSpaceGiB * hardware.GiB / pc.BlockBytes)
-			}
-			in.ranks = append(in.ranks, rp)
-			s.replicas = append(s.replicas, rp)
+		in, err := s.addInstance(pc, p)
+		if err != nil {
+			return nil, fmt.Errorf("prefill pool step-time profile: %w", err)
 		}
-		s.insts = append(s.insts, in)
 		p.insts = append(p.insts, in)
 	}
 	pd.prefill = p
@@ -177,14 +154,7 @@ func (pd *disagg) prefillArrival(r *request, in *instance, t Time) {
 	r.arrival = t
 	in.pending--
 	p := pd.prefill
-	reason := ""
-	switch {
-	case r.input+1 > p.eng.MaxModelLen:
-		reason = "exceeds_max_model_len"
-	case p.units(r.input+1) > p.servable:
-		reason = "exceeds_kv_cache"
-	}
-	if reason != "" {
+	if reason := refusal(r.input+1, p.eng.MaxModelLen, p.units, p.servable); reason != "" {
 		if d := r.pd.decodeInst; d != nil {
 			d.pending-- // routed ahead for a layer-wise push
 		}
@@ -304,12 +274,8 @@ func (pd *disagg) decodeArrival(r *request, t Time) {
 	ps := r.pd
 	ps.decodeInst.pending--
 	dp := pd.decode
-	switch {
-	case r.input+r.output > dp.eng.MaxModelLen:
-		pd.reject(r, t, "exceeds_max_model_len")
-		return
-	case dp.units(r.input+r.output) > dp.servable:
-		pd.reject(r, t, "exceeds_kv_cache")
+	if reason := refusal(r.input+r.output, dp.eng.MaxModelLen, dp.units, dp.servable); reason != "" {
+		pd.reject(r, t, reason)
 		return
 	}
 	if ps.decodeRank == nil {

@@ -180,8 +180,8 @@ func (pd *disagg) poolReport(p *pdPool, durS float64, gpu string, tp, dp, replic
 	s := pd.s
 	pr := PoolReport{GPU: gpu, TP: tp, DP: max(dp, 1), Replicas: replicas, Router: p.router}
 	pr.GPUs = tp * pr.DP * replicas
-	var ranks, hits, queries, prompt, output, busy int64
-	var area, peak float64
+	var ranks, prompt, output, busy int64
+	var kv kvTotals
 	for _, in := range p.insts {
 		for _, rp := range in.ranks {
 			ranks++
@@ -192,21 +192,15 @@ func (pd *disagg) poolReport(p *pdPool, durS float64, gpu string, tp, dp, replic
 			pr.Steps += rp.steps
 			pr.Preemptions += rp.preemptions
 			pr.MaxRunning = max(pr.MaxRunning, rp.maxRunning)
-			hits += rp.kv.hitTokens
-			queries += rp.kv.queryTokens
-			area += rp.usageArea
-			peak += rp.usagePeak
+			kv.add(rp)
 		}
 	}
 	n := float64(ranks)
-	pr.KVCache = KVUsage{NumGPUBlocks: blocks, PeakUsageRatio: round(peak/n, 4)}
+	pr.KVCache = kv.usage(blocks, n, s.now)
 	if s.now > 0 {
-		pr.KVCache.MeanUsageRatio = round(area/n/float64(s.now), 4)
 		pr.UtilizationRatio = round(float64(busy)/n/float64(s.now), 4)
 	}
-	if queries > 0 {
-		pr.PrefixCacheHitRatio = round(float64(hits)/float64(queries), 4)
-	}
+	pr.PrefixCacheHitRatio = kv.hitRatio()
 	if durS > 0 {
 		t := &pr.Throughput
 		t.PromptTokensPerS = round(float64(prompt)/durS, 4)

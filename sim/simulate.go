@@ -119,38 +119,11 @@ func newSimulator(cfg *Config) (*Simulator, error) {
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
-	bs := cfg.Engine.BlockSize
-	s.units = cfg.BlockUnits
-	if s.units == nil {
-		s.units = func(n int) int { return (n + bs - 1) / bs }
-	}
-	window := cfg.Model.SlidingWindow
-	// Prefix caching is modelled block-exactly for models whose layers all
-	// hold the full context; sliding-window models keep fewer blocks than
-	// their table would index, so their blocks are not shared.
-	caching := cfg.Engine.EnablePrefixCaching && cfg.Model.NumSlidingLayers() == 0
-	dp := max(cfg.DP, 1)
-	for i := range cfg.instanceSlots() {
-		in := &instance{id: int32(i), lockstep: dp > 1 && cfg.Model.MoE != nil,
-			front: frontend{coef: cfg.Profile.Frontend, scale: orOne(cfg.Profile.Scale.Overhead)}}
-		for range dp {
-			sm, err := cfg.StepModel()
-			if err != nil {
-				return nil, fmt.Errorf("step-time profile: %w", err)
-			}
-			rp := &replica{
-				id: int32(len(s.replicas)), eng: &cfg.Engine, model: sm, window: window, inst: in,
-				kv:              newKVCache(cfg.NumGPUBlocks, bs, caching, cfg.BlockUnits),
-				blockBytes:      cfg.BlockBytes,
-				pcieBytesPerSec: math.Max(cfg.GPU.PCIe.UnidirectionalGBps(), 1) * 1e9,
-			}
-			if cfg.BlockBytes > 0 {
-				rp.swapCap = int(cfg.Engine.SwapSpaceGiB * hardware.GiB / cfg.BlockBytes)
-			}
-			in.ranks = append(in.ranks, rp)
-			s.replicas = append(s.replicas, rp)
+	s.units = cfg.blockUnits()
+	for range cfg.instanceSlots() {
+		if _, err := s.addInstance(cfg, nil); err != nil {
+			return nil, fmt.Errorf("step-time profile: %w", err)
 		}
-		s.insts = append(s.insts, in)
 	}
 	if cfg.Speculative != nil {
 		sp, err := newSpecState(cfg)
@@ -300,15 +273,7 @@ func (s *Simulator) deliver(r *request, t Time) {
 func (s *Simulator) engineArrival(r *request, t Time) {
 	r.arrival = t
 	s.insts[r.replica].pending--
-	e := &s.cfg.Engine
-	reason := ""
-	switch {
-	case r.input+r.output > e.MaxModelLen:
-		reason = "exceeds_max_model_len"
-	case s.units(r.input+r.output) > s.servableBlocks:
-		reason = "exceeds_kv_cache"
-	}
-	if reason != "" {
+	if reason := refusal(r.input+r.output, s.cfg.Engine.MaxModelLen, s.units, s.servableBlocks); reason != "" {
 		s.rejected++
 		s.m.reject(r, reason)
 		if s.onEnd != nil {
@@ -321,6 +286,19 @@ func (s *Simulator) engineArrival(r *request, t Time) {
 	r.replica = rp.id
 	rp.waiting.pushBack(r)
 	s.kick(rp, t)
+}
+
+// refusal is why vLLM's input processor refuses a request of n tokens
+// (prompt and output) from an engine of maxModelLen tokens whose KV cache
+// serves at most servable blocks ("" when it takes it).
+func refusal(n, maxModelLen int, units func(int) int, servable int) string {
+	switch {
+	case n > maxModelLen:
+		return "exceeds_max_model_len"
+	case units(n) > servable:
+		return "exceeds_kv_cache"
+	}
+	return ""
 }
 
 // route picks an instance for a new request (of those serving, with an
@@ -597,4 +575,47 @@ func (s *Simulator) tick(t Time) {
 	if s.q.len() > 0 && t < maxSeriesSeconds*nsPerSecond {
 		s.push(event{t: t + nsPerSecond, kind: evTick})
 	}
+}
+
+// addInstance builds one instance of cfg's serving fields (DP ranks, each
+// with its own step-time model and KV cache) in pool pd (nil outside a
+// disaggregated run) and appends it and its ranks to the simulator.
+func (s *Simulator) addInstance(cfg *Config, pd *pdPool) (*instance, error) {
+	bs := cfg.Engine.BlockSize
+	// Prefix caching is modelled block-exactly for models whose layers all
+	// hold the full context; sliding-window models keep fewer blocks than
+	// their table would index, so their blocks are not shared.
+	caching := cfg.Engine.EnablePrefixCaching && cfg.Model.NumSlidingLayers() == 0
+	dp := max(cfg.DP, 1)
+	in := &instance{id: int32(len(s.insts)), lockstep: dp > 1 && cfg.Model.MoE != nil, pd: pd,
+		front: frontend{coef: cfg.Profile.Frontend, scale: orOne(cfg.Profile.Scale.Overhead)}}
+	for range dp {
+		sm, err := cfg.StepModel()
+		if err != nil {
+			return nil, err
+		}
+		rp := &replica{
+			id: int32(len(s.replicas)), eng: &cfg.Engine, model: sm, window: cfg.Model.SlidingWindow, inst: in,
+			kv:              newKVCache(cfg.NumGPUBlocks, bs, caching, cfg.BlockUnits),
+			blockBytes:      cfg.BlockBytes,
+			pcieBytesPerSec: math.Max(cfg.GPU.PCIe.UnidirectionalGBps(), 1) * 1e9,
+		}
+		if cfg.BlockBytes > 0 {
+			rp.swapCap = int(cfg.Engine.SwapSpaceGiB * hardware.GiB / cfg.BlockBytes)
+		}
+		in.ranks = append(in.ranks, rp)
+		s.replicas = append(s.replicas, rp)
+	}
+	s.insts = append(s.insts, in)
+	return in, nil
+}
+
+// blockUnits is the number of KV blocks n tokens take: cfg.BlockUnits
+// where set, otherwise n over the block size, rounded up.
+func (c *Config) blockUnits() func(int) int {
+	if c.BlockUnits != nil {
+		return c.BlockUnits
+	}
+	bs := c.Engine.BlockSize
+	return func(n int) int { return (n + bs - 1) / bs }
 }

@@ -96,20 +96,7 @@ func (c *Config) DraftStepModel() (*steptime.Model, error) {
 	if sp == nil || sp.Drafter == nil {
 		return nil, nil
 	}
-	d := sp.Drafter
-	sm, err := steptime.New(d.Model, c.GPU, d.Precision, c.TP, c.Profile, c.Engine.AsyncScheduling)
-	if err != nil {
-		return nil, err
-	}
-	sm.WithCUDAGraphs(steptime.CUDAGraphTokens(c.Engine.MaxNumSeqs*c.decodeQueryLen(), c.Engine.MaxNumBatchedTokens)).WithKernelDB(c.KernelDB)
-	if d.Model.MoE != nil {
-		moeTP, moeEP := c.moeSplit()
-		sm.WithMoESplit(moeTP, moeEP, max(c.DP, 1))
-	}
-	if c.MoERouting != "" {
-		sm.WithMoERouting(c.MoERouting)
-	}
-	return sm, nil
+	return c.stepModelOf(sp.Drafter.Model, sp.Drafter.Precision)
 }
 
 // specState is a run's speculative decoding: the proposer's cost model,

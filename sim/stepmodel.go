@@ -1,6 +1,9 @@
 package sim
 
-import "github.com/headroom-sim/headroom/sim/steptime"
+import (
+	"github.com/headroom-sim/headroom/models"
+	"github.com/headroom-sim/headroom/sim/steptime"
+)
 
 // StepModel builds the step-time model of one engine rank of c, as a run
 // uses it: the profile and kernel database, CUDA graphs up to vLLM's
@@ -9,14 +12,20 @@ import "github.com/headroom-sim/headroom/sim/steptime"
 // explain a step (headroom steptime, POST /v1/steptime) get the model the
 // simulator would run.
 func (c *Config) StepModel() (*steptime.Model, error) {
-	sm, err := steptime.New(c.Model, c.GPU, c.Precision, c.TP, c.Profile, c.Engine.AsyncScheduling)
+	return c.stepModelOf(c.Model, c.Precision)
+}
+
+// stepModelOf is StepModel for model m at precision p on c's GPUs (the
+// target's, or a speculative drafter's).
+func (c *Config) stepModelOf(m *models.Model, p models.Precision) (*steptime.Model, error) {
+	sm, err := steptime.New(m, c.GPU, p, c.TP, c.Profile, c.Engine.AsyncScheduling)
 	if err != nil {
 		return nil, err
 	}
 	// With speculative decoding vLLM sizes the graphs by the 1 + K query
 	// tokens of a decoding request (decodeQueryLen).
 	sm.WithCUDAGraphs(steptime.CUDAGraphTokens(c.Engine.MaxNumSeqs*c.decodeQueryLen(), c.Engine.MaxNumBatchedTokens)).WithKernelDB(c.KernelDB)
-	if c.Model.MoE != nil {
+	if m.MoE != nil {
 		moeTP, moeEP := c.moeSplit()
 		sm.WithMoESplit(moeTP, moeEP, max(c.DP, 1))
 	}
