@@ -34,7 +34,7 @@ func (p *planFlags) register(fs *flag.FlagSet, formats string) {
 // prints the result as JSON or through table.
 func (p *planFlags) emit(e *env, res any, err error, table func(io.Writer) error) error {
 	if err != nil {
-		return simError(err)
+		return scenarioError(err)
 	}
 	if err := writePlots(p, res); err != nil {
 		return err
