@@ -105,11 +105,11 @@ func runCalibrate(ctx context.Context, e *env, args []string) error {
 		others = append(others, holdout{hr, -1})
 	}
 	for _, h := range others {
-		before, err := calibrate.Evaluate(ctx, h.run, cat, nil, h.stage, kernelDBs(cat).Load)
+		before, err := calibrate.Evaluate(ctx, h.run, cat, nil, h.stage, opts.KernelDB)
 		if err != nil {
 			return scenarioError(err)
 		}
-		after, err := calibrate.Evaluate(ctx, h.run, cat, &file.Profile, h.stage, kernelDBs(cat).Load)
+		after, err := calibrate.Evaluate(ctx, h.run, cat, &file.Profile, h.stage, opts.KernelDB)
 		if err != nil {
 			return scenarioError(err)
 		}

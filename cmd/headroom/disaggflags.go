@@ -2,7 +2,6 @@ package main
 
 import (
 	"flag"
-	"strings"
 
 	"github.com/headroom-sim/headroom/catalogs"
 	"github.com/headroom-sim/headroom/internal/study/plan"
@@ -36,20 +35,11 @@ func (d *disaggFlags) search(cat *catalogs.Catalog) (*plan.DisaggSearch, error) 
 	}
 	s := &plan.DisaggSearch{MaxReplicas: d.maxReplicas}
 	var err error
-	for _, l := range []struct {
-		flag, val string
-		dst       *[]string
-	}{{"prefill-gpus", d.prefillGPUs, &s.PrefillGPUs}, {"decode-gpus", d.decodeGPUs, &s.DecodeGPUs}} {
-		if l.val == "" {
-			continue
-		}
-		for _, id := range strings.Split(l.val, ",") {
-			g, err := cat.GPU(strings.TrimSpace(id))
-			if err != nil {
-				return nil, usagef("--%s: %v", l.flag, err)
-			}
-			*l.dst = append(*l.dst, g.ID)
-		}
+	if s.PrefillGPUs, err = parseGPUs(cat, "prefill-gpus", d.prefillGPUs); err != nil {
+		return nil, err
+	}
+	if s.DecodeGPUs, err = parseGPUs(cat, "decode-gpus", d.decodeGPUs); err != nil {
+		return nil, err
 	}
 	if d.prefillTPs != "" {
 		if s.PrefillTPs, err = parseInts("prefill-tps", d.prefillTPs); err != nil {

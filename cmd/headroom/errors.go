@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -48,18 +47,6 @@ func report(w io.Writer, prefix string, err error) int {
 // flagName turns a snake_case field name into its --kebab-case flag.
 func flagName(field string) string {
 	return "--" + strings.ReplaceAll(field, "_", "-")
-}
-
-// simError maps a failed simulation to an exit code: a run stopped by its
-// context (--timeout, Ctrl-C) exits 1; anything else sim.Run refuses (a
-// field out of range, a workload past the simulated time span, the event
-// limit) is the scenario's doing and exits 2, naming the field when the
-// error does.
-func simError(err error) error {
-	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		return err
-	}
-	return scenarioError(err)
 }
 
 // fieldAsFlag turns a *hardware.FieldError into a usage error naming the

@@ -66,14 +66,13 @@ func (p *profileFlags) apply(sc *scenario.Scenario, given map[string]bool) ([]st
 		if err != nil {
 			return nil, usagef("--rate-profile: %v", err)
 		}
-		end := 0.0
 		if len(pts) == 1 {
 			return nil, usagef("--rate-profile: %s: give at least two points (the last one holds as long as the step before it)", p.file)
 		}
 		for i := range pts {
 			pts[i].AtS *= p.timeScale
 		}
-		w.RateProfile, w.RateProfileEndS = pts, end
+		w.RateProfile, w.RateProfileEndS = pts, 0
 	case p.trace != "":
 		format := p.format
 		if format == "" {
@@ -183,14 +182,8 @@ func runPlan(ctx context.Context, e *env, args []string) error {
 	}
 	spec := plan.PlanSpec{Scenario: sc, MaxReplicas: maxReplicas, SkipHeadroom: noHeadroom, ParetoMetric: pareto, PricePerGPUHourUSD: map[string]float64{},
 		Headroom: headroom, TargetUtilization: util, WindowS: prof.windowS}
-	if gpus != "" {
-		for _, g := range strings.Split(gpus, ",") {
-			gg, err := r.Env.Catalog.GPU(strings.TrimSpace(g))
-			if err != nil {
-				return usagef("--gpus: %v", err)
-			}
-			spec.GPUs = append(spec.GPUs, gg.ID)
-		}
+	if spec.GPUs, err = parseGPUs(r.Env.Catalog, "gpus", gpus); err != nil {
+		return err
 	}
 	if spec.TPs, err = parseInts("tps", tps); err != nil {
 		return err

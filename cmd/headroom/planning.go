@@ -11,6 +11,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/headroom-sim/headroom/catalogs"
 	"github.com/headroom-sim/headroom/internal/study/plan"
 	"github.com/headroom-sim/headroom/internal/study/scenario"
 )
@@ -34,7 +35,7 @@ func (p *planFlags) register(fs *flag.FlagSet, formats string) {
 // prints the result as JSON or through table.
 func (p *planFlags) emit(e *env, res any, err error, table func(io.Writer) error) error {
 	if err != nil {
-		return simError(err)
+		return scenarioError(err)
 	}
 	if err := writePlots(p, res); err != nil {
 		return err
@@ -85,6 +86,23 @@ func parseFloats(flag, s string) ([]float64, error) {
 			return nil, usagef("--%s: %q is not a positive number", flag, f)
 		}
 		out = append(out, v)
+	}
+	return out, nil
+}
+
+// parseGPUs resolves a comma-separated list of GPU ids or aliases to
+// catalog ids (nil for an empty list).
+func parseGPUs(cat *catalogs.Catalog, flag, s string) ([]string, error) {
+	if s == "" {
+		return nil, nil
+	}
+	var out []string
+	for _, id := range strings.Split(s, ",") {
+		g, err := cat.GPU(strings.TrimSpace(id))
+		if err != nil {
+			return nil, usagef("--%s: %v", flag, err)
+		}
+		out = append(out, g.ID)
 	}
 	return out, nil
 }

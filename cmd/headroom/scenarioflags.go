@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -72,13 +73,18 @@ func (f *scenarioFlags) shortcutSets(doc []byte, given map[string]bool) ([]strin
 	}
 	w := &d.Workload
 	trace := w.Trace != nil
+	// The paths the --set overrides name.
+	setPaths := make([]string, len(f.sets))
+	for i, s := range f.sets {
+		p, _, _ := strings.Cut(s, "=")
+		setPaths[i] = strings.TrimSpace(p)
+	}
 	for _, c := range []struct{ flag, path string }{
 		{"input-tokens", "workload.input_tokens"}, {"output-tokens", "workload.output_tokens"},
 		{"rate-rps", "workload.arrival"}, {"concurrency", "workload.arrival"},
 	} {
-		for _, s := range f.sets {
-			p, _, _ := strings.Cut(s, "=")
-			if p = strings.TrimSpace(p); given[c.flag] && (p == c.path || strings.HasPrefix(p, c.path+".")) {
+		for _, p := range setPaths {
+			if given[c.flag] && (p == c.path || strings.HasPrefix(p, c.path+".")) {
 				return nil, usagef("--%s: --set %s also sets it; give one of the two", c.flag, p)
 			}
 		}
@@ -96,13 +102,7 @@ func (f *scenarioFlags) shortcutSets(doc []byte, given map[string]bool) ([]strin
 	}
 	for _, l := range lengths {
 		path := "workload." + l.key
-		edited := false
-		for _, s := range f.sets {
-			p, _, _ := strings.Cut(s, "=")
-			if strings.HasPrefix(strings.TrimSpace(p), path+".") {
-				edited = true
-			}
-		}
+		edited := slices.ContainsFunc(setPaths, func(p string) bool { return strings.HasPrefix(p, path+".") })
 		if !given[l.flag] && !edited {
 			continue
 		}

@@ -116,7 +116,7 @@ func runSimulate(ctx context.Context, e *env, args []string) error {
 		fmt.Fprintln(e.stderr)
 	}
 	if err != nil {
-		return simError(err)
+		return scenarioError(err)
 	}
 	if err := outs.write(rep, res.Config.Engine.MaxModelLen); err != nil {
 		return err
@@ -235,8 +235,11 @@ func loadScenarioOnly(e *env, cat *catalogs.Catalog, f *scenarioFlags) (scenario
 	return env, &sc, nil
 }
 
-// scenarioError maps resolution errors to exit codes: infeasible
-// configurations exit 3, bad values and unknown ids exit 2.
+// scenarioError maps resolution and simulation errors to exit codes: a
+// run stopped by its context (--timeout, Ctrl-C) exits 1, infeasible
+// configurations exit 3, and anything else (a field out of range, unknown
+// ids, a workload past the simulated time span, the event limit) is the
+// scenario's doing and exits 2, naming the field when the error does.
 func scenarioError(err error) error {
 	var fe *hardware.FieldError
 	switch {

@@ -63,10 +63,10 @@ func runValidate(ctx context.Context, e *env, args []string) error {
 	if len(runs) == 0 && len(tables) == 0 {
 		return usagef("give --run DIR or --runs-from DIR")
 	}
-	if plotFile != "" && len(tables) == 0 {
-		return usagef("--plot: no table of closed-loop runs among the runs (the chart shows their means)")
-	}
 	if plotFile != "" {
+		if len(tables) == 0 {
+			return usagef("--plot: no table of closed-loop runs among the runs (the chart shows their means)")
+		}
 		// Before minutes of replays, not after.
 		if st, err := os.Stat(filepath.Dir(plotFile)); err != nil || !st.IsDir() {
 			return usagef("--plot: %s: no such directory", filepath.Dir(plotFile))
