@@ -306,13 +306,7 @@ func TestCalibrationErrors(t *testing.T) {
 			if tt.problem == "" {
 				return
 			}
-			p := r.problem(t)
-			if want := "urn:headroom:problem:" + tt.problem; p.Type != want {
-				t.Errorf("type %q, want %q: %s", p.Type, want, r.body)
-			}
-			if tt.field != "" && (len(p.Errors) == 0 || p.Errors[0].Field != tt.field) {
-				t.Errorf("errors %+v, want field %q first", p.Errors, tt.field)
-			}
+			p := r.wantProblem(t, tt.problem, tt.field)
 			if !strings.Contains(p.Detail, tt.detail) {
 				t.Errorf("detail %q lacks %q", p.Detail, tt.detail)
 			}

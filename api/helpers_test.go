@@ -79,6 +79,21 @@ func (r response) problem(t testing.TB) Problem {
 	return p
 }
 
+// wantProblem checks r is a problem of the given type (the last part of
+// its urn:headroom:problem: URI) and, when field is not "", that its first
+// error names field. It returns the problem for further checks.
+func (r response) wantProblem(t testing.TB, typ, field string) Problem {
+	t.Helper()
+	p := r.problem(t)
+	if want := "urn:headroom:problem:" + typ; p.Type != want {
+		t.Errorf("type %q, want %q: %s", p.Type, want, r.body)
+	}
+	if field != "" && (len(p.Errors) == 0 || p.Errors[0].Field != field) {
+		t.Errorf("errors %+v, want field %q first", p.Errors, field)
+	}
+	return p
+}
+
 // do sends one request to h.
 func do(t testing.TB, h http.Handler, method, path, body string) response {
 	t.Helper()

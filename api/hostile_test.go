@@ -35,6 +35,24 @@ func refusedAsInput(t *testing.T, p Problem) {
 	}
 }
 
+// jobRefusedAsInput submits the job body and checks it is refused as the
+// input's fault: at submission, or as the failure of the job.
+func jobRefusedAsInput(t *testing.T, s *Server, body string) {
+	t.Helper()
+	r := do(t, s.Handler(), "POST", "/v1/jobs", body)
+	if r.status != http.StatusAccepted {
+		refusedAsInput(t, r.problem(t))
+		return
+	}
+	var v JobView
+	r.json(t, &v)
+	v = waitFinal(t, s.jobs, v.ID)
+	if v.State != JobFailed || v.Error == nil {
+		t.Fatalf("job %s, want failed", v.State)
+	}
+	refusedAsInput(t, *v.Error)
+}
+
 func TestHostileScenarioSyncIsNot500(t *testing.T) {
 	s := newTestServer(t, nil)
 	for _, c := range hostileScenarios {
@@ -51,18 +69,7 @@ func TestHostileScenarioJobIsNot500(t *testing.T) {
 	defer s.jobs.Shutdown(t.Context())
 	for _, c := range hostileScenarios {
 		t.Run(c.name, func(t *testing.T) {
-			r := do(t, s.Handler(), "POST", "/v1/jobs", `{"kind":"simulate","params":`+c.body+`}`)
-			if r.status != http.StatusAccepted {
-				refusedAsInput(t, r.problem(t))
-				return
-			}
-			var v JobView
-			r.json(t, &v)
-			v = waitFinal(t, s.jobs, v.ID)
-			if v.State != JobFailed || v.Error == nil {
-				t.Fatalf("job %s, want failed", v.State)
-			}
-			refusedAsInput(t, *v.Error)
+			jobRefusedAsInput(t, s, `{"kind":"simulate","params":`+c.body+`}`)
 		})
 	}
 }
@@ -71,18 +78,7 @@ func TestHostileCompareJobIsNot500(t *testing.T) {
 	s := newTestServer(t, nil)
 	s.jobs.Start()
 	defer s.jobs.Shutdown(t.Context())
-	r := do(t, s.Handler(), "POST", "/v1/jobs", `{"kind":"compare","params":{"a":`+hostileScenarios[0].body+`,"b":{"model":"llama-3.1-8b","gpu":"a100-80gb"}}}`)
-	if r.status != http.StatusAccepted {
-		refusedAsInput(t, r.problem(t))
-		return
-	}
-	var v JobView
-	r.json(t, &v)
-	v = waitFinal(t, s.jobs, v.ID)
-	if v.State != JobFailed || v.Error == nil {
-		t.Fatalf("job %s, want failed", v.State)
-	}
-	refusedAsInput(t, *v.Error)
+	jobRefusedAsInput(t, s, `{"kind":"compare","params":{"a":`+hostileScenarios[0].body+`,"b":{"model":"llama-3.1-8b","gpu":"a100-80gb"}}}`)
 }
 
 // TestSimulationErrorClassified: what sim.Run returns is the input's fault

@@ -230,12 +230,21 @@ func (m *JobManager) retryAfterLocked() int {
 func (m *JobManager) Get(id string) (JobView, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	j, err := m.lookupLocked(id)
+	if err != nil {
+		return JobView{}, err
+	}
+	return j.view(true), nil
+}
+
+// lookupLocked drops the expired jobs and finds id.
+func (m *JobManager) lookupLocked(id string) (*job, error) {
 	m.evictLocked()
 	j, ok := m.jobs[id]
 	if !ok {
-		return JobView{}, notFound("job %q (finished jobs are kept for %s)", id, m.opt.ResultTTL)
+		return nil, notFound("job %q (finished jobs are kept for %s)", id, m.opt.ResultTTL)
 	}
-	return j.view(true), nil
+	return j, nil
 }
 
 // List returns every job, oldest first, without results.
@@ -258,21 +267,15 @@ func (m *JobManager) List() []JobView {
 // Result returns a succeeded job's result decoded into its Go type (as
 // its runner returned it), for charts.
 func (m *JobManager) Result(id string) (JobView, any, error) {
-	v, err := m.Get(id)
-	if err != nil || v.State != JobSucceeded {
-		return v, nil, err
-	}
 	m.mu.Lock()
-	j, ok := m.jobs[id]
-	var t reflect.Type
-	if ok {
-		t = j.resultType
+	j, err := m.lookupLocked(id)
+	if err != nil {
+		m.mu.Unlock()
+		return JobView{}, nil, err
 	}
+	v, t := j.view(true), j.resultType
 	m.mu.Unlock()
-	if !ok {
-		return v, nil, notFound("job %q", id) // deleted meanwhile
-	}
-	if t == nil {
+	if v.State != JobSucceeded || t == nil {
 		return v, nil, nil
 	}
 	ptr := t.Kind() == reflect.Pointer

@@ -94,10 +94,10 @@ func (s *Server) simulate(c *gin.Context) {
 	}
 	res, err := s.engine.Prepare(sc, s.runEnv(s.cfg.Simulate.SyncMaxRequests))
 	if errors.Is(err, scenario.ErrTooLarge) {
-		err = fmt.Errorf("%w; run it as a job: POST /v1/jobs with {\"kind\": \"simulate\", \"params\": <scenario>}", err)
+		err = fmt.Errorf("%w%s", err, runAsJobHint)
 	}
 	if err == nil {
-		err = checkTokens(&sc, res, s.cfg.Simulate.SyncMaxTokens, "simulate.sync_max_tokens", "; run it as a job: POST /v1/jobs with {\"kind\": \"simulate\", \"params\": <scenario>}")
+		err = checkTokens(&sc, res, s.cfg.Simulate.SyncMaxTokens, "simulate.sync_max_tokens", runAsJobHint)
 	}
 	if err != nil {
 		s.fail(c, err)
@@ -111,8 +111,8 @@ func (s *Server) simulate(c *gin.Context) {
 	start := time.Now()
 	rep, err := runSync(ctx, release, func() (*sim.Report, error) { return s.engine.Simulate(ctx, res, nil) })
 	if err != nil && errors.Is(err, context.DeadlineExceeded) && parent.Err() == nil {
-		err = fmt.Errorf("%w: the simulation ran past the synchronous time limit of %s; run it as a job: POST /v1/jobs with {\"kind\": \"simulate\", \"params\": <scenario>}",
-			ErrOverLimit, s.cfg.Simulate.SyncTimeout)
+		err = fmt.Errorf("%w: the simulation ran past the synchronous time limit of %s%s",
+			ErrOverLimit, s.cfg.Simulate.SyncTimeout, runAsJobHint)
 	}
 	if err != nil {
 		s.fail(c, err)
@@ -124,6 +124,10 @@ func (s *Server) simulate(c *gin.Context) {
 	}
 	s.respond(c, http.StatusOK, rep)
 }
+
+// runAsJobHint ends the problems of a scenario too large to simulate
+// synchronously: how to submit it as a job.
+const runAsJobHint = "; run it as a job: POST /v1/jobs with {\"kind\": \"simulate\", \"params\": <scenario>}"
 
 // TimeseriesStepHeader carries, on a synchronous report whose time series
 // was coarsened, the seconds between its points.
