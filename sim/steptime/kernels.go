@@ -71,9 +71,6 @@ func (s *Model) gemm(g models.GEMMShape, m int, eager bool, visit visitor) float
 		sec = math.Max(sec, s.prof.EagerFloorUS(g.Format)*1e-6*s.prof.Scale.speed().Overhead)
 	}
 	if visit != nil {
-		if src == "" {
-			src = s.formulaSource()
-		}
 		visit(Kernel{Op: g.Op, Name: g.Name, Count: g.Count, Shape: fmt.Sprintf("m=%d n=%d k=%d %s", m, g.N, g.K, g.Format),
 			Sec: sec * float64(g.Count), Bound: bound, Source: src, MeasuredSec: measured})
 	}
@@ -99,10 +96,7 @@ func (s *Model) gemmCall(format string, m, n, k int, explain bool) (sec float64,
 			return sec, bound, src, measured
 		}
 	}
-	if explain {
-		src = s.formulaSource()
-	}
-	return sec, bound, src, 0
+	return s.formulaCall(sec, bound, explain)
 }
 
 // denseTime is the time of every kernel whose cost depends only on the
@@ -271,10 +265,7 @@ func (s *Model) moeTime(g int, eager bool, visit visitor) float64 {
 func (s *Model) fusedMoE(k MoEKey, g int, w MoEWork, explain bool) (sec float64, bound Bound, src string, measured float64) {
 	sec, bound = FormulaMoE(&s.prof, s.hw, k.Format, w)
 	if s.db == nil {
-		if explain {
-			src = s.formulaSource()
-		}
-		return sec, bound, src, 0
+		return s.formulaCall(sec, bound, explain)
 	}
 	t, ok := s.db.LookupMoE(k, g, s.hw)
 	from, exact := "", ok && s.db.hasMoE(k, g)
@@ -299,6 +290,13 @@ func (s *Model) fusedMoE(k MoEKey, g int, w MoEWork, explain bool) (sec float64,
 		}
 		return sec, bound, src, measured
 	}
+	return s.formulaCall(sec, bound, explain)
+}
+
+// formulaCall is a kernel call priced by the formula: sec and bound, and
+// the formula as its source when explain is set.
+func (s *Model) formulaCall(sec float64, bound Bound, explain bool) (float64, Bound, string, float64) {
+	src := ""
 	if explain {
 		src = s.formulaSource()
 	}
