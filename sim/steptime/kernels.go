@@ -68,13 +68,19 @@ func (s *Model) scaleMeasured(sec float64, b Bound) float64 {
 func (s *Model) gemm(g models.GEMMShape, m int, eager bool, visit visitor) float64 {
 	sec, bound, src, measured := s.gemmCall(g.Format, m, g.N, g.K, visit != nil)
 	if eager {
-		sec = math.Max(sec, s.prof.EagerFloorUS(g.Format)*1e-6*s.prof.Scale.speed().Overhead)
+		sec = s.eagerGEMMFloor(sec, g.Format)
 	}
 	if visit != nil {
 		visit(Kernel{Op: g.Op, Name: g.Name, Count: g.Count, Shape: fmt.Sprintf("m=%d n=%d k=%d %s", m, g.N, g.K, g.Format),
 			Sec: sec * float64(g.Count), Bound: bound, Source: src, MeasuredSec: measured})
 	}
 	return sec * float64(g.Count)
+}
+
+// eagerGEMMFloor holds a GEMM of sec seconds in format, launched from the
+// host, to the profile's eager floor for the format.
+func (s *Model) eagerGEMMFloor(sec float64, format string) float64 {
+	return math.Max(sec, s.prof.EagerFloorUS(format)*1e-6*s.prof.Scale.speed().Overhead)
 }
 
 // gemmCall is one m×k by k×n GEMM in format: the measured table where it
