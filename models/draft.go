@@ -146,7 +146,3 @@ func (d *Drafter) WeightBytesPerGPU(tp, ep int) float64 {
 func (d *Drafter) KVBytesPerToken(tp int) float64 {
 	return d.weights.KVBytesPerToken(d.Precision.KV, tp)
 }
-
-// Layers is the drafter's layers with weights and KV (one pass runs
-// Model's).
-func (d *Drafter) Layers() int { return d.weights.NumLayers }

@@ -152,11 +152,6 @@ func (q *Quantization) ActivationDType(model hardware.DType) hardware.DType {
 	return model
 }
 
-// AttentionInModelDType reports whether the attention projections keep the
-// model dtype: excluded by the checkpoint, or not an expert when only the
-// experts are quantised.
-func (q *Quantization) AttentionInModelDType() bool { return q.ExpertsOnly || q.AttentionUnquantized }
-
 // maxBlockOrGroup bounds block and group sizes (real ones are 16 to 128).
 const maxBlockOrGroup = 1 << 16
 

@@ -4,7 +4,6 @@ import (
 	"embed"
 	"encoding/json"
 	"fmt"
-	"sort"
 	"strings"
 
 	"github.com/headroom-sim/headroom/hardware"
@@ -191,12 +190,7 @@ func borrowFormats(p *Profile, from Profile) []string {
 			out = append(out, "gemm "+f)
 		}
 	}
-	moe := make([]string, 0, len(from.MoE))
-	for f := range from.MoE {
-		moe = append(moe, f)
-	}
-	sort.Strings(moe)
-	for _, f := range moe {
+	for _, f := range sortedKeysOf(from.MoE) {
 		if _, ok := p.MoE[f]; !ok {
 			p.MoE[f] = from.MoE[f]
 			out = append(out, "moe "+f)

@@ -172,12 +172,17 @@ func (db *KernelDB) PredecessorMoE(k MoEKey, tokens int, hw Hardware) (float64, 
 			return 0, false
 		}
 	}
-	measured := moeEnvelope(pd.moe[src], src, tokens, db.PredecessorHW)
 	on := db.PredecessorHW
 	if PredecessorUtilisationFormats[k.Format] {
 		on = hw
 	}
-	return measured * moeIdeal(k, tokens, on) / moeIdeal(src, tokens, db.PredecessorHW), true
+	return carryMoE(pd.moe[src], src, db.PredecessorHW, k, tokens, on), true
+}
+
+// carryMoE carries the utilisation of curve c (configuration src measured
+// on srcHW) at tokens to k's ideal time on hw.
+func carryMoE(c *Curve, src MoEKey, srcHW Hardware, k MoEKey, tokens int, hw Hardware) float64 {
+	return moeEnvelope(c, src, tokens, srcHW) * moeIdeal(k, tokens, hw) / moeIdeal(src, tokens, srcHW)
 }
 
 // moeEnvelope is curve c of configuration k at tokens on hw, with the
@@ -306,17 +311,14 @@ func (db *KernelDB) LookupMoETransfer(k MoEKey, tokens int, hw Hardware) (sec fl
 		return 0, "", false
 	}
 	if src, found := db.nearestSplit(k); found {
-		measured := moeEnvelope(db.moe[src], src, tokens, hw)
-		return measured * moeIdeal(k, tokens, hw) / moeIdeal(src, tokens, hw), fmt.Sprintf("TP%d×EP%d", src.TP, src.EP), true
+		return carryMoE(db.moe[src], src, hw, k, tokens, hw), fmt.Sprintf("TP%d×EP%d", src.TP, src.EP), true
 	}
 	if sib := db.Sibling; sib != nil {
 		if c := sib.moe[k]; c != nil && c.Len() > 0 {
-			measured := moeEnvelope(c, k, tokens, db.SiblingHW)
-			return measured * moeIdeal(k, tokens, hw) / moeIdeal(k, tokens, db.SiblingHW), sib.System, true
+			return carryMoE(c, k, db.SiblingHW, k, tokens, hw), sib.System, true
 		}
 		if src, found := sib.nearestSplit(k); found {
-			measured := moeEnvelope(sib.moe[src], src, tokens, db.SiblingHW)
-			return measured * moeIdeal(k, tokens, hw) / moeIdeal(src, tokens, db.SiblingHW), fmt.Sprintf("%s TP%d×EP%d", sib.System, src.TP, src.EP), true
+			return carryMoE(sib.moe[src], src, db.SiblingHW, k, tokens, hw), fmt.Sprintf("%s TP%d×EP%d", sib.System, src.TP, src.EP), true
 		}
 	}
 	return 0, "", false

@@ -68,16 +68,19 @@ func (s *Model) scaleMeasured(sec float64, b Bound) float64 {
 func (s *Model) gemm(g models.GEMMShape, m int, eager bool, visit visitor) float64 {
 	sec, bound, src, measured := s.gemmCall(g.Format, m, g.N, g.K, visit != nil)
 	if eager {
-		sec = math.Max(sec, s.prof.EagerFloorUS(g.Format)*1e-6*s.prof.Scale.speed().Overhead)
+		sec = s.eagerGEMMFloor(sec, g.Format)
 	}
 	if visit != nil {
-		if src == "" {
-			src = s.formulaSource()
-		}
 		visit(Kernel{Op: g.Op, Name: g.Name, Count: g.Count, Shape: fmt.Sprintf("m=%d n=%d k=%d %s", m, g.N, g.K, g.Format),
 			Sec: sec * float64(g.Count), Bound: bound, Source: src, MeasuredSec: measured})
 	}
 	return sec * float64(g.Count)
+}
+
+// eagerGEMMFloor holds a GEMM of sec seconds in format, launched from the
+// host, to the profile's eager floor for the format.
+func (s *Model) eagerGEMMFloor(sec float64, format string) float64 {
+	return math.Max(sec, s.prof.EagerFloorUS(format)*1e-6*s.prof.Scale.speed().Overhead)
 }
 
 // gemmCall is one m×k by k×n GEMM in format: the measured table where it
@@ -99,10 +102,7 @@ func (s *Model) gemmCall(format string, m, n, k int, explain bool) (sec float64,
 			return sec, bound, src, measured
 		}
 	}
-	if explain {
-		src = s.formulaSource()
-	}
-	return sec, bound, src, 0
+	return s.formulaCall(sec, bound, explain)
 }
 
 // denseTime is the time of every kernel whose cost depends only on the
@@ -271,10 +271,7 @@ func (s *Model) moeTime(g int, eager bool, visit visitor) float64 {
 func (s *Model) fusedMoE(k MoEKey, g int, w MoEWork, explain bool) (sec float64, bound Bound, src string, measured float64) {
 	sec, bound = FormulaMoE(&s.prof, s.hw, k.Format, w)
 	if s.db == nil {
-		if explain {
-			src = s.formulaSource()
-		}
-		return sec, bound, src, 0
+		return s.formulaCall(sec, bound, explain)
 	}
 	t, ok := s.db.LookupMoE(k, g, s.hw)
 	from, exact := "", ok && s.db.hasMoE(k, g)
@@ -299,6 +296,13 @@ func (s *Model) fusedMoE(k MoEKey, g int, w MoEWork, explain bool) (sec float64,
 		}
 		return sec, bound, src, measured
 	}
+	return s.formulaCall(sec, bound, explain)
+}
+
+// formulaCall is a kernel call priced by the formula: sec and bound, and
+// the formula as its source when explain is set.
+func (s *Model) formulaCall(sec float64, bound Bound, explain bool) (float64, Bound, string, float64) {
+	src := ""
 	if explain {
 		src = s.formulaSource()
 	}

@@ -508,6 +508,7 @@ func (p Profile) Clone() Profile {
 //   - CPU and Frontend: the host costs (HostCosts), fitted to measured
 //     serving runs rather than kernel tables.
 func BaseProfile() Profile {
+	h := HostCosts()
 	return Profile{
 		SchemaVersion: ProfileSchemaVersion,
 		Source:        "base",
@@ -521,8 +522,8 @@ func BaseProfile() Profile {
 			NCCLLatencyUS: 10, NCCLPerGPUUS: 2, NCCLLinkEfficiency: 0.7, NCCLAllReduceLatencyUS: 12, NCCLAllReduceEfficiency: 0.7,
 			NCCLLLEfficiency: 0.25, NCCLSimpleExtraUS: 15},
 		EagerLaunchUS: 4.8,
-		CPU:           HostCosts().CPU,
-		Frontend:      HostCosts().Frontend,
+		CPU:           h.CPU,
+		Frontend:      h.Frontend,
 	}
 }
 

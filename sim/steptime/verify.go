@@ -57,7 +57,7 @@ func (s *Model) GEMMTime(format string, m, n, k int) float64 {
 	}
 	sec, _, _, _ := s.gemmCall(format, m, n, k, false)
 	if s.eager(m) {
-		sec = math.Max(sec, s.prof.EagerFloorUS(format)*1e-6*s.prof.Scale.speed().Overhead)
+		sec = s.eagerGEMMFloor(sec, format)
 	}
 	return sec
 }

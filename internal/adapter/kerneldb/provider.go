@@ -54,23 +54,11 @@ func (p *Provider) Load(g *hardware.GPU, dir string) (*steptime.KernelDB, error)
 			if err != nil || p.GPU == nil {
 				return db, err
 			}
-			if sib, ok := steptime.SiblingSystems[sys]; ok {
-				if g, ok := p.GPU(sib); ok {
-					sdb, err := p.load("builtin-only:"+sib, func() (*steptime.KernelDB, error) { return p.builtin(sib) })
-					if err != nil {
-						return nil, err
-					}
-					db.Sibling, db.SiblingHW = sdb, steptime.NewHardware(g)
-				}
+			if db.Sibling, db.SiblingHW, err = p.related(steptime.SiblingSystems[sys]); err != nil {
+				return nil, err
 			}
-			if pre, ok := steptime.PredecessorSystems[sys]; ok {
-				if g, ok := p.GPU(pre); ok {
-					pdb, err := p.load("builtin-only:"+pre, func() (*steptime.KernelDB, error) { return p.builtin(pre) })
-					if err != nil {
-						return nil, err
-					}
-					db.Predecessor, db.PredecessorHW = pdb, steptime.NewHardware(g)
-				}
+			if db.Predecessor, db.PredecessorHW, err = p.related(steptime.PredecessorSystems[sys]); err != nil {
+				return nil, err
 			}
 			return db, nil
 		})
@@ -111,6 +99,24 @@ func (p *Provider) Load(g *hardware.GPU, dir string) (*steptime.KernelDB, error)
 		return nil, fmt.Errorf("%s: %w (no <system>/gemm|attention|moe|comm directories)", dir, ErrNoSystem)
 	}
 	return nil, fmt.Errorf("%s: %w for %s (it has %s)", dir, ErrNoSystem, g.ID, strings.Join(systems, ", "))
+}
+
+// related returns the built-in database of sys (a family sibling or
+// predecessor) alone, without its own relatives, and its GPU's hardware;
+// nil without a system or a catalog GPU for it.
+func (p *Provider) related(sys string) (*steptime.KernelDB, steptime.Hardware, error) {
+	if sys == "" {
+		return nil, steptime.Hardware{}, nil
+	}
+	g, ok := p.GPU(sys)
+	if !ok {
+		return nil, steptime.Hardware{}, nil
+	}
+	db, err := p.load("builtin-only:"+sys, func() (*steptime.KernelDB, error) { return p.builtin(sys) })
+	if err != nil {
+		return nil, steptime.Hardware{}, err
+	}
+	return db, steptime.NewHardware(g), nil
 }
 
 func (p *Provider) builtin(sys string) (*steptime.KernelDB, error) {
