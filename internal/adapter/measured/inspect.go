@@ -164,7 +164,7 @@ func summaryMap(s stats.Summary) map[string]float64 {
 		return nil
 	}
 	m := map[string]float64{"count": float64(s.Count)}
-	for _, k := range []string{"mean", "p50", "p90", "p95", "p99", "p999", "max"} {
+	for _, k := range stats.QuantileNames {
 		if v, ok := s.At(k); ok && !math.IsNaN(v) {
 			m[k] = v
 		}

@@ -93,7 +93,7 @@ func Pareto(w io.Writer, r *plan.PlanResult) error {
 			recXY, recL = append(recXY, xy), append(recL, "recommended")
 		}
 	}
-	if r.ParetoLimitMS > 0 && (!logY || r.ParetoLimitMS > 0) {
+	if r.ParetoLimitMS > 0 {
 		x0, x1 := lo, hi
 		if x0 == x1 {
 			x0, x1 = x0*0.9, x1*1.1+1e-9

@@ -100,7 +100,7 @@ func FitHost(ctx context.Context, runs []*measured.Run, cat *catalogs.Catalog, s
 		n := 0
 		for i := range rs {
 			r := &rs[i]
-			if r.Err != nil || !(r.TTFTMS > 0) || !(r.TPOTMS > 0) || !(r.MeasuredTTFTMS > 0) || !(r.MeasuredTPOT > 0) {
+			if !r.Replayed() || !(r.TTFTMS > 0) || !(r.TPOTMS > 0) {
 				continue
 			}
 			s += math.Abs(math.Log(r.TTFTMS/r.MeasuredTTFTMS)) + math.Abs(math.Log(r.TPOTMS/r.MeasuredTPOT))

@@ -4,12 +4,13 @@ import (
 	"context"
 	"math"
 	"runtime"
-	"sort"
+	"slices"
 	"sync"
 
 	"github.com/headroom-sim/headroom/catalogs"
 	"github.com/headroom-sim/headroom/internal/adapter/measured"
 	"github.com/headroom-sim/headroom/sim"
+	"github.com/headroom-sim/headroom/sim/stats"
 	"github.com/headroom-sim/headroom/sim/steptime"
 )
 
@@ -149,23 +150,11 @@ func SummarizeMeans(rs []MeanResult) MeanErrors {
 	if e.N == 0 {
 		return e
 	}
-	e.TTFTMedian, e.TTFTP90, e.TTFTBias = quantile(at, 0.5), quantile(at, 0.9), quantile(st, 0.5)
-	e.TPOTMedian, e.TPOTP90, e.TPOTBias = quantile(ap, 0.5), quantile(ap, 0.9), quantile(sp, 0.5)
+	for _, xs := range [][]float64{at, ap, st, sp} {
+		slices.Sort(xs)
+	}
+	e.TTFTMedian, e.TTFTP90, e.TTFTBias = stats.Quantile(at, 0.5), stats.Quantile(at, 0.9), stats.Quantile(st, 0.5)
+	e.TPOTMedian, e.TPOTP90, e.TPOTBias = stats.Quantile(ap, 0.5), stats.Quantile(ap, 0.9), stats.Quantile(sp, 0.5)
 	e.TTFTWithin20, e.TPOTWithin10 = 100*float64(t20)/float64(e.N), 100*float64(p10)/float64(e.N)
 	return e
-}
-
-func quantile(xs []float64, q float64) float64 {
-	s := append([]float64(nil), xs...)
-	sort.Float64s(s)
-	if len(s) == 0 {
-		return math.NaN()
-	}
-	pos := q * float64(len(s)-1)
-	i := int(pos)
-	if i+1 >= len(s) {
-		return s[i]
-	}
-	f := pos - float64(i)
-	return s[i]*(1-f) + s[i+1]*f
 }

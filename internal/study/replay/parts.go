@@ -73,7 +73,7 @@ func measuredFromSummary(s measured.Summary) Measured {
 			continue
 		}
 		q := map[string]float64{}
-		for _, k := range []string{"mean", "p50", "p90", "p95", "p99", "p999", "max"} {
+		for _, k := range stats.QuantileNames {
 			if v, ok := x.sum.At(k); ok {
 				q[k] = v
 			}
