@@ -3,10 +3,11 @@ package kernelfit
 import (
 	"fmt"
 	"math"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/headroom-sim/headroom/hardware"
+	"github.com/headroom-sim/headroom/sim/stats"
 	"github.com/headroom-sim/headroom/sim/steptime"
 )
 
@@ -99,23 +100,10 @@ func summarize(op, format, scope string, pred, meas []float64) ErrorRow {
 		signed[i] = 100 * (pred[i]/meas[i] - 1)
 		ape[i] = math.Abs(signed[i])
 	}
-	r.MedianAPE, r.P90APE, r.Bias = quantile(ape, 0.5), quantile(ape, 0.9), quantile(signed, 0.5)
+	slices.Sort(ape)
+	slices.Sort(signed)
+	r.MedianAPE, r.P90APE, r.Bias = stats.Quantile(ape, 0.5), stats.Quantile(ape, 0.9), stats.Quantile(signed, 0.5)
 	return r
-}
-
-func quantile(xs []float64, q float64) float64 {
-	s := append([]float64(nil), xs...)
-	sort.Float64s(s)
-	if len(s) == 0 {
-		return math.NaN()
-	}
-	pos := q * float64(len(s)-1)
-	i := int(pos)
-	if i+1 >= len(s) {
-		return s[i]
-	}
-	f := pos - float64(i)
-	return s[i]*(1-f) + s[i+1]*f
 }
 
 // round4 keeps four significant digits: fitted coefficients are stored
