@@ -64,6 +64,10 @@ type driver struct {
 	// waiting for them to finish before the measured phase
 	warmupOpen int
 	heldStart  []int32
+
+	// eagerBlocks turns off the late registration of private blocks
+	// (request.lazy): tests check that it changes nothing.
+	eagerBlocks bool
 }
 
 type clientState struct {
@@ -228,8 +232,21 @@ func (d *driver) newRequest(c int32, sess *session) *request {
 		r.input += sg.len
 	}
 	r.outSeg = d.segID(segOutput, serial)
+	if sess == nil || sess.turnsLeft == 0 {
+		// Its text and answer (ids of its own serial) come in no other
+		// request: no later turn repeats them.
+		d.markPrivate(r, r.input-in)
+	}
 	d.s.issued(r)
 	return r
+}
+
+// markPrivate makes r's tokens from offset from on private: no other
+// request's sequence holds them (see request.lazy).
+func (d *driver) markPrivate(r *request, from int) {
+	if !d.eagerBlocks && r.input <= math.MaxInt32 {
+		r.private, r.lazy = int32(from), true
+	}
 }
 
 // traceRequest creates the request of trace record i.
@@ -256,6 +273,7 @@ func (d *driver) traceRequest(i int) *request {
 	if left > 0 {
 		r.segs = append(r.segs, segment{id: d.segID(segUser, serial), len: left})
 	}
+	d.markPrivate(r, rec.InputTokens-max(left, 0))
 	d.s.issued(r)
 	return r
 }

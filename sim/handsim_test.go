@@ -146,7 +146,7 @@ func newHandSim(t *testing.T, cfg Config) (*Simulator, *handLog) {
 		if _, dup := log.ends[r.serial]; dup {
 			t.Errorf("request %d ended twice", r.serial)
 		}
-		log.ends[r.serial] = handEnd{at: now, firstToken: r.firstToken, ok: ok, replica: r.replica, hitTokens: r.hitTokens, preemptions: r.preemptions}
+		log.ends[r.serial] = handEnd{at: now, firstToken: r.firstToken, ok: ok, replica: r.replica, hitTokens: int(r.hitTokens), preemptions: r.preemptions}
 	}
 	s.onIssue = func(r *request) { log.issued = append(log.issued, r.serial) }
 	return s, log

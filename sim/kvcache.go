@@ -1,6 +1,9 @@
 package sim
 
-import "math/bits"
+import (
+	"math"
+	"math/bits"
+)
 
 // kvCache is one replica's paged KV cache: a pool of physical blocks, a
 // free queue ordered by eviction priority, and (with prefix caching) a map
@@ -160,7 +163,9 @@ func (c *kvCache) lookup(r *request) []int32 {
 	}
 	n := r.numTokens()
 	c.queryTokens += int64(n)
-	maxHit := (n - 1) / c.bs
+	// Unregistered private blocks cannot be hit: the lookup stops before
+	// them, without hashing them.
+	maxHit := min((n-1)/c.bs, c.privateBlock(r))
 	c.ensureHashes(r, maxHit*c.bs)
 	for i := 0; i < maxHit; i++ {
 		b, ok := c.byHash.get(r.hashes[i])
@@ -224,8 +229,17 @@ func (c *kvCache) commit(r *request) {
 	if full <= r.cached {
 		return
 	}
-	c.ensureHashes(r, full*c.bs)
-	for i := r.cached; i < full; i++ {
+	c.register(r, r.cached, min(full, c.privateBlock(r)))
+	r.cached = full // private blocks wait for registerPrivate
+}
+
+// register puts blocks from..to-1 of r's table in the prefix cache.
+func (c *kvCache) register(r *request, from, to int) {
+	if to <= from {
+		return
+	}
+	c.ensureHashes(r, to*c.bs)
+	for i := from; i < to; i++ {
 		h := r.hashes[i]
 		blk := &c.blocks[r.blocks[i]]
 		if blk.hashed || !c.byHash.putNew(h, r.blocks[i]) {
@@ -233,7 +247,33 @@ func (c *kvCache) commit(r *request) {
 		}
 		blk.hash, blk.hashed = h, true
 	}
-	r.cached = full
+}
+
+// privateBlock is the first block of r's table that commit leaves
+// unregistered: the first holding a private token of a lazy request.
+func (c *kvCache) privateBlock(r *request) int {
+	if !r.lazy {
+		return math.MaxInt
+	}
+	return int(r.private) / c.bs
+}
+
+// registerPrivate registers the private blocks r committed but commit left
+// out, before r gives its blocks up without finishing (preemption, the
+// hand-off to a decode pool): r may look them up or commit them again
+// later, and the prefix cache must then hold what it would hold had each
+// been registered when it filled. Until then no lookup can hit them (no
+// other request has their content) and no other registration can collide
+// with them, so registering them late changes nothing else; from here on r
+// registers every block as it fills. A finished request never needs them.
+func (c *kvCache) registerPrivate(r *request) {
+	if !r.lazy {
+		return
+	}
+	if c.caching {
+		c.register(r, c.privateBlock(r), r.cached)
+	}
+	r.lazy = false
 }
 
 // release drops r's references, tail blocks first so they are evicted

@@ -241,6 +241,7 @@ func (pd *disagg) handOff(rp *replica, r *request, t, back Time) {
 	if pd.onHandOff != nil {
 		pd.onHandOff(r)
 	}
+	rp.kv.registerPrivate(r)
 	ps.prefillRank, ps.prefillEnd = rp, t
 	ps.held, r.blocks = r.blocks, nil
 	r.cached, r.computed = 0, 0

@@ -86,6 +86,7 @@ func (rp *replica) preempt(r *request) {
 	r.preemptions++
 	r.drafts = 0
 	n := len(r.blocks)
+	rp.kv.registerPrivate(r) // it will look its blocks up (or re-commit them)
 	if rp.eng.PreemptionMode == engine.PreemptSwap && rp.swapUsed+n <= rp.swapCap && n > 0 {
 		r.swapped, r.swapBlocks = true, int32(n)
 		rp.swapUsed += n
@@ -255,7 +256,7 @@ func (rp *replica) admit(r *request, now Time, computed int) {
 	}
 	if r.scheduled < 0 {
 		r.scheduled = now
-		r.hitTokens = computed
+		r.hitTokens = int32(computed)
 	}
 	r.computed = computed
 	rp.running = append(rp.running, r)

@@ -32,6 +32,10 @@ type request struct {
 	stage          int32
 	warmup         bool // a warm-up request: run, but left out of every statistic
 	swapped        bool // preempted by swap: its KV sits in CPU memory
+	// lazy: blocks holding a token from private on are not registered in
+	// the prefix cache until the request could look them up again
+	// (kvCache.registerPrivate); no other request can hit them.
+	lazy bool
 
 	blocks     []int32  // block table
 	hashes     []uint64 // chain hashes of the first len(hashes) full blocks
@@ -53,7 +57,11 @@ type request struct {
 	serverFirst Time // the API server began the output batch with the first token (vLLM's TTFT clock)
 	preemptions int32
 	replica     int32
-	hitTokens   int // prompt tokens served from the prefix cache at first admission
+	hitTokens   int32 // prompt tokens served from the prefix cache at first admission
+	// private is the offset of the first token no other request can
+	// share (its own prompt text and answer, when no later turn repeats
+	// them); see lazy.
+	private int32
 
 	pd *pdState // its trip through a disaggregated run's pools (nil otherwise)
 }
