@@ -213,20 +213,23 @@ func (d *driver) segID(kind uint64, n int64) uint64 { return mix(mix(d.salt, kin
 func (d *driver) newRequest(c int32, sess *session) *request {
 	serial := int64(d.created)
 	d.created++
-	r := &request{serial: serial, stage: int32(d.curStage), client: c, sess: sess, scheduled: -1, firstToken: -1}
+	r, segs := d.s.pool.get()
+	*r = request{serial: serial, stage: int32(d.curStage), client: c, sess: sess, scheduled: -1, firstToken: -1}
 	d.markWarmup(r)
 	in := d.w.Input.Sample(d.rngIn)
 	r.output = d.w.Output.Sample(d.rngOut)
 	user := segment{id: d.segID(segUser, serial), len: in}
 	switch {
 	case sess != nil:
-		r.segs = make([]segment, 0, len(sess.prefix)+len(sess.context)+1)
-		r.segs = append(append(append(r.segs, sess.prefix...), sess.context...), user)
+		if cap(segs) < len(sess.prefix)+len(sess.context)+1 {
+			segs = make([]segment, 0, len(sess.prefix)+len(sess.context)+1)
+		}
+		r.segs = append(append(append(segs, sess.prefix...), sess.context...), user)
 	case d.w.SharedPrefix != nil:
 		g := d.rngPrefix.IntN(d.w.SharedPrefix.Groups)
-		r.segs = []segment{{id: d.segID(segPrefix, int64(g)), len: d.w.SharedPrefix.PrefixTokens}, user}
+		r.segs = append(segs, segment{id: d.segID(segPrefix, int64(g)), len: d.w.SharedPrefix.PrefixTokens}, user)
 	default:
-		r.segs = []segment{user}
+		r.segs = append(segs, user)
 	}
 	for _, sg := range r.segs {
 		r.input += sg.len
@@ -254,8 +257,9 @@ func (d *driver) traceRequest(i int) *request {
 	rec := &d.w.Trace[i]
 	serial := int64(d.created)
 	d.created++
-	r := &request{serial: serial, client: -1, scheduled: -1, firstToken: -1, stage: int32(rec.Stage),
-		input: rec.InputTokens, output: rec.OutputTokens, outSeg: d.segID(segOutput, serial)}
+	r, segs := d.s.pool.get()
+	*r = request{serial: serial, client: -1, scheduled: -1, firstToken: -1, stage: int32(rec.Stage),
+		input: rec.InputTokens, output: rec.OutputTokens, outSeg: d.segID(segOutput, serial), segs: segs}
 	d.markWarmup(r)
 	left := rec.InputTokens
 	per := d.w.TraceHashTokens

@@ -13,7 +13,7 @@ type replica struct {
 	kv      *kvCache
 	model   *steptime.Model
 	window  int // the model's sliding window, for attention costs
-	waiting deque
+	waiting waitQueue
 	running []*request
 
 	inst      *instance

@@ -84,3 +84,36 @@ type session struct {
 	context   []segment // the conversation so far: earlier prompts and answers
 	prefix    []segment // shared prefix, if any
 }
+
+// reqPool hands finished requests' structs to new requests: a long run
+// then allocates a request only when more are in flight than ever before,
+// and the collector has little to do.
+type reqPool struct {
+	free []*request
+	on   bool // off in disaggregated runs, whose requests events still name after they finish
+}
+
+// maxPooled bounds the structs kept for reuse.
+const maxPooled = 1 << 16
+
+// get returns a zeroed request, and the segment slice of the struct's
+// last use for the new request's segments (empty, maybe with room).
+func (p *reqPool) get() (*request, []segment) {
+	k := len(p.free) - 1
+	if k < 0 {
+		return &request{}, nil
+	}
+	r := p.free[k]
+	p.free[k] = nil
+	p.free = p.free[:k]
+	segs := r.segs[:0]
+	*r = request{}
+	return r, segs
+}
+
+// put takes r, finished and named by nothing the run will read again.
+func (p *reqPool) put(r *request) {
+	if p.on && len(p.free) < maxPooled {
+		p.free = append(p.free, r)
+	}
+}

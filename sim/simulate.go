@@ -32,6 +32,7 @@ type Simulator struct {
 	insts    []*instance
 	rr       int
 	m        *metrics
+	pool     reqPool // finished requests' structs, for new ones
 	d        *driver
 	pd       *disagg     // nil without Config.Disagg
 	as       *autoscaler // nil without Config.Autoscale
@@ -146,6 +147,12 @@ func newSimulator(cfg *Config) (*Simulator, error) {
 		return nil, err
 	}
 	s.d = d
+	if cfg.Disagg == nil {
+		s.pool.on = true
+		for _, rp := range s.replicas {
+			rp.waiting.park = newParking(d, rp.id, &s.pool)
+		}
+	}
 	if cfg.Disagg != nil {
 		if s.pd, err = newDisagg(s); err != nil {
 			return nil, err
@@ -545,6 +552,7 @@ func (s *Simulator) finishDone(rp *replica, t Time) {
 				s.onEnd(r, t, true)
 			}
 			s.d.done(r, r.lastToken, true)
+			s.pool.put(r)
 			continue
 		}
 		keep = append(keep, r)
