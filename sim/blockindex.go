@@ -2,8 +2,8 @@ package sim
 
 // blockIndex maps block content hashes to the blocks registered under
 // them: an open-addressing table with linear probing and backward-shift
-// deletion, sized for the block pool (every block is in it at most once),
-// so lookups and updates never allocate.
+// deletion, doubled when it would be more than half full (every block is
+// in it at most once, so it stops growing at twice the pool).
 //
 // A slot is 8 bytes: a 32-bit fingerprint of the hash and the block; the
 // full hash is the block's own (hashOf), read only when a fingerprint
@@ -22,12 +22,25 @@ type indexSlot struct {
 	ref uint32
 }
 
-func newBlockIndex(capacity int, hashOf func(b int32) uint64) *blockIndex {
-	size := 16
-	for size < 2*capacity {
-		size *= 2
+func newBlockIndex(hashOf func(b int32) uint64) *blockIndex {
+	return &blockIndex{slots: make([]indexSlot, 16), mask: 15, hashOf: hashOf}
+}
+
+// grow doubles the table, keeping it at most half full.
+func (t *blockIndex) grow() {
+	old := t.slots
+	t.slots = make([]indexSlot, 2*len(old))
+	t.mask = uint64(len(t.slots) - 1)
+	for _, s := range old {
+		if s.ref == 0 {
+			continue
+		}
+		i := t.home(s.fp)
+		for t.slots[i].ref != 0 {
+			i = (i + 1) & t.mask
+		}
+		t.slots[i] = s
 	}
-	return &blockIndex{slots: make([]indexSlot, size), mask: uint64(size - 1), hashOf: hashOf}
 }
 
 // fingerprint is 32 well-mixed bits of k; a slot's home is its low bits.
@@ -53,6 +66,9 @@ func (t *blockIndex) get(k uint64) (int32, bool) {
 // already, in one probe; it reports whether it registered v. (The caller
 // sets v's hash to k.)
 func (t *blockIndex) putNew(k uint64, v int32) bool {
+	if 2*(t.n+1) > len(t.slots) {
+		t.grow()
+	}
 	fp := fingerprint(k)
 	for i := t.home(fp); ; i = (i + 1) & t.mask {
 		s := t.slots[i]

@@ -8,12 +8,13 @@ import (
 // TestBlockIndexMatchesMap drives the table and a Go map with the same
 // random operations and compares them after each. Keys are spaced so that
 // many share a home slot and a fingerprint's low bits (long probe runs,
-// shifts across the wrap-around).
+// shifts across the wrap-around) and the table grows from 16 slots to
+// 2048.
 func TestBlockIndexMatchesMap(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 7))
-	for _, capacity := range []int{1, 8, 100} {
+	for _, capacity := range []int{1, 8, 100, 1000} {
 		hashOf := make([]uint64, capacity) // the hash each block is registered under
-		ix := newBlockIndex(capacity, func(b int32) uint64 { return hashOf[b] })
+		ix := newBlockIndex(func(b int32) uint64 { return hashOf[b] })
 		ref := map[uint64]int32{}
 		var free []int32
 		for b := range capacity {
@@ -66,7 +67,7 @@ func TestBlockIndexMatchesMap(t *testing.T) {
 // hash.
 func TestBlockIndexSharedFingerprint(t *testing.T) {
 	hashOf := make([]uint64, 4)
-	ix := newBlockIndex(4, func(b int32) uint64 { return hashOf[b] })
+	ix := newBlockIndex(func(b int32) uint64 { return hashOf[b] })
 	// (base + g⁻¹)·g = base·g + 1: the same high 32 bits.
 	const g = 0x9e3779b97f4a7c15
 	inv := uint64(g)

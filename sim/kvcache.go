@@ -21,8 +21,13 @@ type kvCache struct {
 	unitsFn func(n int) int
 	shift   int
 
+	// blocks are the blocks ever used, in the order first used: the free
+	// queue is the blocks never used (len(blocks) to total, in order),
+	// then the list from head to tail. That is vLLM's queue, which starts
+	// with every block in order and takes from the front, without touching
+	// blocks a run never reaches.
 	blocks  []kvBlock
-	head    int32 // first block to evict/reuse; -1 when empty
+	head    int32 // first block of the list to evict/reuse; -1 when empty
 	tail    int32
 	numFree int
 	byHash  *blockIndex
@@ -61,18 +66,45 @@ func (c *kvCache) units(n int) int {
 // ceil(n/blockSize) as the blocks n tokens hold.
 func newKVCache(total, blockSize int, caching bool, units func(int) int) *kvCache {
 	c := &kvCache{bs: blockSize, total: total, caching: caching, unitsFn: units, shift: -1,
-		blocks: make([]kvBlock, total), head: -1, tail: -1}
+		blocks: make([]kvBlock, 0, total), head: -1, tail: -1, numFree: total}
 	if units == nil && blockSize&(blockSize-1) == 0 {
 		c.shift = bits.TrailingZeros(uint(blockSize))
 	}
 	if caching {
-		c.byHash = newBlockIndex(total, func(b int32) uint64 { return c.blocks[b].hash })
-	}
-	for i := range c.blocks {
-		c.blocks[i].prev = notQueued
-		c.pushTail(int32(i))
+		c.byHash = newBlockIndex(func(b int32) uint64 { return c.blocks[b].hash })
 	}
 	return c
+}
+
+// take removes the first block of the free queue and gives it one
+// reference (the caller has checked that one is free).
+func (c *kvCache) take() int32 {
+	if n := len(c.blocks); n < c.total {
+		c.blocks = append(c.blocks, kvBlock{ref: 1, prev: notQueued, next: -1})
+		c.numFree--
+		return int32(n)
+	}
+	b := c.head
+	c.unlink(b)
+	blk := &c.blocks[b]
+	if blk.hashed {
+		c.byHash.del(blk.hash, b)
+		blk.hashed = false
+	}
+	blk.ref = 1
+	return b
+}
+
+// freeQueue lists the free queue in order (for tests).
+func (c *kvCache) freeQueue() []int32 {
+	var q []int32
+	for b := len(c.blocks); b < c.total; b++ {
+		q = append(q, int32(b))
+	}
+	for b := c.head; b >= 0; b = c.blocks[b].next {
+		q = append(q, b)
+	}
+	return q
 }
 
 func (c *kvCache) pushTail(b int32) {
@@ -207,15 +239,7 @@ func (c *kvCache) allocate(r *request, hits []int32, upto int) bool {
 	}
 	r.cached += len(hits)
 	for ; need > 0; need-- {
-		b := c.head
-		c.unlink(b)
-		blk := &c.blocks[b]
-		if blk.hashed {
-			c.byHash.del(blk.hash, b)
-			blk.hashed = false
-		}
-		blk.ref = 1
-		r.blocks = append(r.blocks, b)
+		r.blocks = append(r.blocks, c.take())
 	}
 	return true
 }

@@ -42,6 +42,13 @@ func (c *collector) setExactLimit(n int) {
 	c.ttft, c.serverTTFT, c.tpot, c.e2e, c.queue, c.prefill, c.decode = d(), d(), d(), d(), d(), d(), d()
 }
 
+// reserve makes room in the per-request distributions for n requests.
+func (c *collector) reserve(n int) {
+	for _, d := range []*stats.Distribution{c.ttft, c.serverTTFT, c.tpot, c.e2e, c.queue, c.prefill, c.decode} {
+		d.Reserve(n)
+	}
+}
+
 // slaLimits are the per-request bounds of an SLA: the loosest limit stated
 // for each of TTFT, TPOT and E2E (0: none). A request meets the SLA when it
 // is within all of them (ITL has no per-request value).

@@ -90,10 +90,7 @@ func TestPrefixCacheLRUEviction(t *testing.T) {
 	// At the end the free queue holds every block, in the order worked out
 	// above.
 	kv := s.replicas[0].kv
-	var order []int32
-	for b := kv.head; b >= 0; b = kv.blocks[b].next {
-		order = append(order, b)
-	}
+	order := kv.freeQueue()
 	want := []int32{0, 2, 1, 3, 5, 4, 7, 6}
 	if len(order) != len(want) {
 		t.Fatalf("free queue %v, want %v", order, want)

@@ -142,6 +142,7 @@ func newSimulator(cfg *Config) (*Simulator, error) {
 	}
 	s.m = newMetrics(cfg.Workload.Stages, cfg.Report.StallThresholdMS, s.rtt, cfg.SLA)
 	s.m.perSecond = cfg.Report.Timeseries || len(cfg.Workload.Stages) > 0
+	s.m.all.reserve(max(cfg.Workload.Requests, len(cfg.Workload.Trace)))
 	d, err := newDriver(s)
 	if err != nil {
 		return nil, err

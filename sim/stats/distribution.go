@@ -1,5 +1,7 @@
 package stats
 
+import "slices"
+
 // ExactLimit is the most values a Distribution keeps one by one: up to it
 // every quantile is exact (Summarize's), past it the values move into a
 // Histogram and quantiles are within HistogramRelativeError of the exact
@@ -43,6 +45,14 @@ func (d *Distribution) Add(v float64) {
 		d.spill()
 	}
 	d.h.Add(v, 1)
+}
+
+// Reserve makes room for n more exact values (up to the limit), so that
+// adding them does not regrow the sample.
+func (d *Distribution) Reserve(n int) {
+	if n = min(n, d.exactLimit()-len(d.exact)); d.h == nil && n > 0 {
+		d.exact = slices.Grow(d.exact, n)
+	}
 }
 
 // spill moves the exact values into a histogram, in the order they came.

@@ -16,15 +16,17 @@ const HistogramRelativeError = 0.001
 // most 0.2% wide and any quantile is within HistogramRelativeError (0.1%) of
 // the exact one (values outside the range are clamped into the end buckets;
 // Max stays exact, Mean is the running sum's). Adding a value is a few bit
-// operations, the size is fixed (25,600 buckets) whatever the number of
-// values, and two histograms merge by adding their buckets.
+// operations, the size is bounded (25,600 buckets, in pages of one power
+// of two each, allocated when a value first falls in one: a run's ITLs
+// fill a handful) whatever the number of values, and two histograms merge
+// by adding their buckets.
 type Histogram struct {
-	counts []int64
-	n      int64
-	sum    float64
-	sumSq  float64
-	min    float64
-	max    float64
+	pages [histPages][]int64 // histSub counts each, nil while empty
+	n     int64
+	sum   float64
+	sumSq float64
+	min   float64
+	max   float64
 }
 
 const (
@@ -32,13 +34,23 @@ const (
 	histSub      = 1 << histSubBits
 	histMinExp   = -10 // 2^-10 ≈ 0.001
 	histMaxExp   = 40  // 2^40 ≈ 1.1e12
-	histBuckets  = (histMaxExp - histMinExp) * histSub
+	histPages    = histMaxExp - histMinExp
+	histBuckets  = histPages * histSub
 	mantissaBits = 52
 )
 
 // NewHistogram returns an empty histogram.
 func NewHistogram() *Histogram {
-	return &Histogram{counts: make([]int64, histBuckets), min: math.Inf(1)}
+	return &Histogram{min: math.Inf(1)}
+}
+
+// count adds n to bucket b.
+func (h *Histogram) count(b int, n int64) {
+	p := &h.pages[b>>histSubBits]
+	if *p == nil {
+		*p = make([]int64, histSub)
+	}
+	(*p)[b&(histSub-1)] += n
 }
 
 func bucketOf(v float64) int {
@@ -69,7 +81,7 @@ func (h *Histogram) Add(v float64, n int64) {
 	if n <= 0 || math.IsNaN(v) {
 		return
 	}
-	h.counts[bucketOf(v)] += n
+	h.count(bucketOf(v), n)
 	h.n += n
 	fn := float64(n)
 	h.sum += v * fn
@@ -80,8 +92,12 @@ func (h *Histogram) Add(v float64, n int64) {
 
 // Merge adds o's values to h.
 func (h *Histogram) Merge(o *Histogram) {
-	for i, c := range o.counts {
-		h.counts[i] += c
+	for k, page := range o.pages {
+		for j, c := range page {
+			if c != 0 {
+				h.count(k<<histSubBits+j, c)
+			}
+		}
 	}
 	h.n += o.n
 	h.sum += o.sum
@@ -133,10 +149,12 @@ func (h *Histogram) Quantile(q float64) float64 {
 
 func (h *Histogram) valueAtRank(r int64) float64 {
 	var seen int64
-	for b, c := range h.counts {
-		seen += c
-		if seen > r {
-			return math.Min(math.Max(bucketValue(b), h.min), h.max)
+	for k, page := range h.pages {
+		for j, c := range page {
+			seen += c
+			if seen > r {
+				return math.Min(math.Max(bucketValue(k<<histSubBits+j), h.min), h.max)
+			}
 		}
 	}
 	return h.max
