@@ -15,8 +15,10 @@
 // checked against the int64 nanosecond clock), events.go (the event
 // queue), simulate.go (the event loop, routing, step start and end),
 // driver.go (clients and arrivals), replica.go (one engine and its V1/V0
-// scheduler), kvcache.go and blockindex.go (blocks and prefix cache),
-// request.go, accounting.go (every request issued ends once, or is
+// scheduler), waitqueue.go (its waiting queue, a backlog parked as
+// compact records), kvcache.go and blockindex.go (blocks and prefix
+// cache), request.go (and the pool finished requests' structs go back
+// to), accounting.go (every request issued ends once, or is
 // reported unfinished), autoscale.go (replicas started, drained and
 // billed by an autoscaling policy during the run), metrics.go, report.go
 // and assemble.go (what a run reports), speculative.go (speculative
