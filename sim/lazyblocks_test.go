@@ -1,10 +1,7 @@
 package sim
 
 import (
-	"context"
-	"fmt"
 	"math/rand/v2"
-	"reflect"
 	"testing"
 
 	"github.com/headroom-sim/headroom/sim/workload"
@@ -17,52 +14,31 @@ import (
 // swap, V0 and V1, shared prefixes, multi-turn sessions), disaggregated
 // pools, speculative decoding and traces whose records share blocks.
 func TestLateRegistrationChangesNothing(t *testing.T) {
-	n := 16
-	if testing.Short() {
-		n = 5
-	}
-	cases := map[string]func(*testing.T, uint64) Config{
+	gens := map[string]configGen{
 		"engine": randomConfig, "disagg": randomDisaggConfig, "speculative": specRandomConfig,
 		"trace": randomTraceConfig,
 	}
-	for name, gen := range cases {
-		for seed := uint64(1); seed <= uint64(n); seed++ {
-			t.Run(fmt.Sprint(name, "/", seed), func(t *testing.T) {
-				cfg := gen(t, seed)
-				lazy, kl := runRegistration(t, cfg, false)
-				eager, ke := runRegistration(t, cfg, true)
-				if kl != ke {
-					t.Fatalf("prefix cache: late %+v, eager %+v", kl, ke)
-				}
-				if !reflect.DeepEqual(lazy, eager) {
-					t.Fatalf("reports differ:\nlate  %+v\neager %+v", lazy, eager)
-				}
-			})
+	forSeeds(t, 16, 5, gens, func(t *testing.T, _ uint64, cfg Config) {
+		late, rl := runWith(t, cfg, nil)
+		eager, re := runWith(t, cfg, func(s *Simulator) { s.d.eagerBlocks = true })
+		if kl, ke := cacheCountsOf(late), cacheCountsOf(eager); kl != ke {
+			t.Fatalf("prefix cache: late %+v, eager %+v", kl, ke)
 		}
-	}
+		sameReports(t, rl, re)
+	})
 }
 
 // cacheCounts sums the replicas' prefix-cache counters.
 type cacheCounts struct{ hit, query, preemptions int64 }
 
-func runRegistration(t *testing.T, cfg Config, eager bool) (*Report, cacheCounts) {
-	t.Helper()
-	s, err := newSimulator(&cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.d.eagerBlocks = eager
-	rep, err := s.run(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
+func cacheCountsOf(s *Simulator) cacheCounts {
 	var k cacheCounts
 	for _, rp := range s.replicas {
 		k.hit += rp.kv.hitTokens
 		k.query += rp.kv.queryTokens
 		k.preemptions += int64(rp.preemptions)
 	}
-	return rep, k
+	return k
 }
 
 // randomTraceConfig is randomConfig driven by a trace whose records share

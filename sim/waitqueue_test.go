@@ -1,8 +1,6 @@
 package sim
 
 import (
-	"context"
-	"fmt"
 	"reflect"
 	"testing"
 )
@@ -12,67 +10,45 @@ import (
 // random engines, loads, shared prefixes, sessions (kept as themselves)
 // and staged loads.
 func TestParkedRequestsComeBackAsTheyWent(t *testing.T) {
-	n := 24
-	if testing.Short() {
-		n = 6
-	}
 	fromRecords := 0
-	for seed := uint64(1); seed <= uint64(n); seed++ {
-		t.Run(fmt.Sprint(seed), func(t *testing.T) {
-			cfg := randomConfig(t, seed)
-			if seed%2 == 0 {
-				cfg.Workload.Warmup = 20
+	forSeeds(t, 24, 6, map[string]configGen{"engine": randomConfig}, func(t *testing.T, seed uint64, cfg Config) {
+		if seed%2 == 0 {
+			cfg.Workload.Warmup = 20
+		}
+		parked := map[int64]parkedCopy{}
+		check := func(in, out *request, fromRecord bool) {
+			if in != nil {
+				c := *in
+				c.segs = append([]segment(nil), in.segs...)
+				parked[in.serial] = parkedCopy{c, in}
+				return
 			}
-			run := func(park bool) (*Report, int) {
-				s, err := newSimulator(&cfg)
-				if err != nil {
-					t.Fatal(err)
-				}
-				parked := map[int64]parkedCopy{}
-				rebuilt := 0
-				for _, rp := range s.replicas {
-					if !park {
-						rp.waiting.park = nil
-						continue
-					}
-					p := rp.waiting.park
-					p.after = 0
-					p.check = func(in, out *request, fromRecord bool) {
-						if in != nil {
-							c := *in
-							c.segs = append([]segment(nil), in.segs...)
-							parked[in.serial] = parkedCopy{c, in}
-							return
-						}
-						want, ok := parked[out.serial]
-						if !ok {
-							t.Fatalf("request %d came back, never parked", out.serial)
-						}
-						delete(parked, out.serial)
-						if !reflect.DeepEqual(*out, want.r) {
-							t.Fatalf("request %d parked as\n%+v\ncame back as\n%+v", out.serial, want.r, *out)
-						}
-						if fromRecord {
-							rebuilt++
-						} else if out != want.p {
-							t.Fatalf("request %d was kept as itself and came back as another struct", out.serial)
-						}
-					}
-				}
-				rep, err := s.run(context.Background())
-				if err != nil {
-					t.Fatal(err)
-				}
-				return rep, rebuilt
+			want, ok := parked[out.serial]
+			if !ok {
+				t.Fatalf("request %d came back, never parked", out.serial)
 			}
-			withPark, rebuilt := run(true)
-			without, _ := run(false)
-			fromRecords += rebuilt
-			if !reflect.DeepEqual(withPark, without) {
-				t.Fatalf("reports differ:\nparked %+v\nheld   %+v", withPark, without)
+			delete(parked, out.serial)
+			if !reflect.DeepEqual(*out, want.r) {
+				t.Fatalf("request %d parked as\n%+v\ncame back as\n%+v", out.serial, want.r, *out)
+			}
+			if fromRecord {
+				fromRecords++
+			} else if out != want.p {
+				t.Fatalf("request %d was kept as itself and came back as another struct", out.serial)
+			}
+		}
+		_, withPark := runWith(t, cfg, func(s *Simulator) {
+			for _, rp := range s.replicas {
+				rp.waiting.park.after, rp.waiting.park.check = 0, check
 			}
 		})
-	}
+		_, held := runWith(t, cfg, func(s *Simulator) {
+			for _, rp := range s.replicas {
+				rp.waiting.park = nil
+			}
+		})
+		sameReports(t, withPark, held)
+	})
 	if fromRecords == 0 {
 		t.Fatal("no request was rebuilt from its record")
 	}
@@ -86,38 +62,13 @@ type parkedCopy struct {
 // Handing finished requests' structs to new ones (reqPool) must change no
 // report: a struct still named by anything the run reads would show.
 func TestReusedRequestsChangeNothing(t *testing.T) {
-	n := 12
-	if testing.Short() {
-		n = 4
-	}
-	cases := map[string]func(*testing.T, uint64) Config{
-		"engine": randomConfig, "speculative": specRandomConfig, "trace": randomTraceConfig,
-	}
-	for name, gen := range cases {
-		for seed := uint64(1); seed <= uint64(n); seed++ {
-			t.Run(fmt.Sprint(name, "/", seed), func(t *testing.T) {
-				cfg := gen(t, seed)
-				run := func(reuse bool) (*Report, int) {
-					s, err := newSimulator(&cfg)
-					if err != nil {
-						t.Fatal(err)
-					}
-					s.pool.on = reuse
-					rep, err := s.run(context.Background())
-					if err != nil {
-						t.Fatal(err)
-					}
-					return rep, len(s.pool.free)
-				}
-				reused, pooled := run(true)
-				fresh, _ := run(false)
-				if pooled == 0 {
-					t.Fatal("no struct was pooled")
-				}
-				if !reflect.DeepEqual(reused, fresh) {
-					t.Fatalf("reports differ:\nreused %+v\nfresh  %+v", reused, fresh)
-				}
-			})
+	gens := map[string]configGen{"engine": randomConfig, "speculative": specRandomConfig, "trace": randomTraceConfig}
+	forSeeds(t, 12, 4, gens, func(t *testing.T, _ uint64, cfg Config) {
+		s, reused := runWith(t, cfg, nil)
+		if len(s.pool.free) == 0 {
+			t.Fatal("no struct was pooled")
 		}
-	}
+		_, fresh := runWith(t, cfg, func(s *Simulator) { s.pool.on = false })
+		sameReports(t, reused, fresh)
+	})
 }
