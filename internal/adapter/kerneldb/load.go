@@ -217,9 +217,36 @@ func readAll(fsys fs.FS, p string) ([]byte, error) {
 	return b, nil
 }
 
+// readRows decodes a Parquet table, a batch of rows at a time: a reader
+// asked for every row at once (parquet.Read) holds them all as generic
+// values first, several times the table's decoded size.
 func readRows[T any](b []byte) ([]T, error) {
-	return parquet.Read[T](bytes.NewReader(b), int64(len(b)))
+	file, err := parquet.OpenFile(bytes.NewReader(b), int64(len(b)))
+	if err != nil {
+		return nil, err
+	}
+	reader := parquet.NewGenericReader[T](file)
+	defer reader.Close()
+	// The row count is the file's claim: reserve for it only up to a
+	// bound, and let a larger table grow as it is read.
+	rows := make([]T, 0, min(file.NumRows(), maxReservedRows))
+	batch := make([]T, readBatch)
+	for {
+		n, err := reader.Read(batch)
+		rows = append(rows, batch[:n]...)
+		if err == io.EOF {
+			return rows, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
 }
+
+const (
+	readBatch       = 1024    // rows readRows decodes at a time
+	maxReservedRows = 1 << 20 // rows it reserves room for up front
+)
 
 // loadTable reads one Parquet table into db, by its file name.
 func loadTable(fsys fs.FS, p string, db *steptime.KernelDB) error {
