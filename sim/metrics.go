@@ -11,7 +11,10 @@ import (
 // of requests (stats.Distribution keeps values exactly only up to
 // stats.ExactLimit).
 type collector struct {
-	ttft, serverTTFT, tpot, e2e, queue, prefill, decode *stats.Distribution
+	ttft, tpot, e2e, queue *stats.Distribution
+	// serverTTFT, prefill and decode are the run's only: a stage reports
+	// none of them (nil in a stage's collector)
+	serverTTFT, prefill, decode *stats.Distribution
 
 	completed   int
 	preemptions int64            // of the completed requests
@@ -29,20 +32,26 @@ type collector struct {
 	windowDone int
 }
 
-func newCollector() *collector {
+// newCollector returns the collector of a run (stage false) or of one of
+// its stages.
+func newCollector(stage bool) *collector {
 	c := &collector{itl: stats.NewDurations(), rejected: map[string]int{}}
-	c.setExactLimit(stats.ExactLimit)
+	c.setExactLimit(stats.ExactLimit, stage)
 	return c
 }
 
 // setExactLimit empties the per-request distributions, which then keep up
 // to n values exactly (tests).
-func (c *collector) setExactLimit(n int) {
+func (c *collector) setExactLimit(n int, stage bool) {
 	d := func() *stats.Distribution { return stats.NewDistribution(n) }
-	c.ttft, c.serverTTFT, c.tpot, c.e2e, c.queue, c.prefill, c.decode = d(), d(), d(), d(), d(), d(), d()
+	c.ttft, c.tpot, c.e2e, c.queue = d(), d(), d(), d()
+	if !stage {
+		c.serverTTFT, c.prefill, c.decode = d(), d(), d()
+	}
 }
 
-// reserve makes room in the per-request distributions for n requests.
+// reserve makes room in the run's per-request distributions for n
+// requests.
 func (c *collector) reserve(n int) {
 	for _, d := range []*stats.Distribution{c.ttft, c.serverTTFT, c.tpot, c.e2e, c.queue, c.prefill, c.decode} {
 		d.Reserve(n)
@@ -112,10 +121,10 @@ type metrics struct {
 // seconds, back to back from 0).
 func newMetrics(stages []workload.StageSpec, stallMS float64, rtt Time, sla *SLA) *metrics {
 	stall, _ := toClock(stallMS, nsPerMS) // validated
-	m := &metrics{all: newCollector(), stallNS: stall, rtt: rtt, sla: newSLALimits(sla)}
+	m := &metrics{all: newCollector(false), stallNS: stall, rtt: rtt, sla: newSLALimits(sla)}
 	var start float64
 	for _, st := range stages {
-		c := newCollector()
+		c := newCollector(true)
 		c.lo, c.hi = Time(start*1e9), Time((start+st.DurationS)*1e9)
 		m.stages = append(m.stages, c)
 		start += st.DurationS
@@ -260,11 +269,13 @@ func (m *metrics) finish(r *request, t Time) {
 			continue
 		}
 		c.ttft.Add(ttft)
-		c.serverTTFT.Add(ms(r.serverFirst - r.arrival))
 		c.e2e.Add(e2e)
 		c.queue.Add(ms(r.scheduled - r.arrival))
-		c.prefill.Add(ms(r.engineFirst - r.scheduled))
-		c.decode.Add(ms(t - r.engineFirst))
+		if c.serverTTFT != nil {
+			c.serverTTFT.Add(ms(r.serverFirst - r.arrival))
+			c.prefill.Add(ms(r.engineFirst - r.scheduled))
+			c.decode.Add(ms(t - r.engineFirst))
+		}
 		if hasTPOT {
 			c.tpot.Add(tpot)
 		}

@@ -199,7 +199,12 @@ type summaries struct {
 }
 
 func (c *collector) summarize() summaries {
-	get := func(d *stats.Distribution) stats.Summary { return roundSummary(d.Summary()) }
+	get := func(d *stats.Distribution) stats.Summary {
+		if d == nil {
+			return stats.Summary{} // not kept for a stage
+		}
+		return roundSummary(d.Summary())
+	}
 	return summaries{
 		ttft: get(c.ttft), serverTTFT: get(c.serverTTFT), tpot: get(c.tpot), e2e: get(c.e2e),
 		queue: get(c.queue), prefill: get(c.prefill), decode: get(c.decode),

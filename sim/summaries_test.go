@@ -36,9 +36,9 @@ func runSamples(t *testing.T, cfg Config, limit int) (*Report, []RequestSample) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.m.all.setExactLimit(limit)
+	s.m.all.setExactLimit(limit, false)
 	for _, c := range s.m.stages {
-		c.setExactLimit(limit)
+		c.setExactLimit(limit, true)
 	}
 	var out []RequestSample
 	s.m.requestSink = func(r RequestSample) { out = append(out, r) }
