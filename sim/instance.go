@@ -23,8 +23,12 @@ type instance struct {
 	stepStart Time
 	dummy     models.Batch
 	// pending counts requests routed here that are still in the API
-	// server, on their way to a rank.
-	pending int
+	// server, on their way to a rank; toEngine holds them in the order
+	// they reach the engine (the API server is first-come first-served),
+	// parked like a waiting queue's backlog when the API server is what
+	// binds.
+	pending  int
+	toEngine waitQueue
 	// pd is the pool of a disaggregated run (nil otherwise).
 	pd *pdPool
 }

@@ -153,6 +153,9 @@ func newSimulator(cfg *Config) (*Simulator, error) {
 		for _, rp := range s.replicas {
 			rp.waiting.park = newParking(d, rp.id, &s.pool)
 		}
+		for _, in := range s.insts {
+			in.toEngine.park = newParking(d, in.id, &s.pool)
+		}
 	}
 	if cfg.Disagg != nil {
 		if s.pd, err = newDisagg(s); err != nil {
@@ -209,7 +212,7 @@ func (s *Simulator) loop(ctx context.Context) error {
 		case evDeliver:
 			s.deliver(e.req, e.t)
 		case evEngine:
-			s.engineArrival(e.req, e.t)
+			s.engineArrival(s.insts[e.replica].toEngine.popFront(), e.t)
 		case evPD:
 			s.pd.handle(&e)
 		case evStepEnd:
@@ -272,7 +275,13 @@ func (s *Simulator) deliver(r *request, t Time) {
 	r.replica = in.id // the instance, until a rank takes it
 	in.pending++
 	at := in.front.admit(t+usToNS(in.front.coef.ClientUS, in.front.scale), r.input)
-	s.push(event{t: at, kind: evEngine, req: r})
+	// The instance's engine arrivals come in the order they were admitted
+	// (admit's times never decrease, and equal times keep the order their
+	// events were pushed in): the event names the instance, its queue the
+	// request.
+	r.arrival = at
+	in.toEngine.pushBack(r)
+	s.push(event{t: at, kind: evEngine, replica: in.id})
 }
 
 // engineArrival is a request reaching the engine at t: vLLM's input

@@ -6,9 +6,9 @@ import (
 )
 
 // A parked request must come back exactly as it went (every field, its
-// segments included), and parking every arrival must change no report: on
-// random engines, loads, shared prefixes, sessions (kept as themselves)
-// and staged loads.
+// segments included), and parking every request, in the API server and in
+// the waiting queue, must change no report: on random engines, loads,
+// shared prefixes, sessions (kept as themselves) and staged loads.
 func TestParkedRequestsComeBackAsTheyWent(t *testing.T) {
 	fromRecords := 0
 	forSeeds(t, 24, 6, map[string]configGen{"engine": randomConfig}, func(t *testing.T, seed uint64, cfg Config) {
@@ -41,10 +41,16 @@ func TestParkedRequestsComeBackAsTheyWent(t *testing.T) {
 			for _, rp := range s.replicas {
 				rp.waiting.park.after, rp.waiting.park.check = 0, check
 			}
+			for _, in := range s.insts {
+				in.toEngine.park.after, in.toEngine.park.check = 0, check
+			}
 		})
 		_, held := runWith(t, cfg, func(s *Simulator) {
 			for _, rp := range s.replicas {
 				rp.waiting.park = nil
+			}
+			for _, in := range s.insts {
+				in.toEngine.park = nil
 			}
 		})
 		sameReports(t, withPark, held)
