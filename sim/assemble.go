@@ -22,6 +22,9 @@ func (s *Simulator) report() *Report {
 	r.PrefillMS, r.DecodeMS = sum.prefill, sum.decode
 	r.Percentiles = Percentiles{PerRequest: m.all.ttft.Method(), ITL: stats.MethodHistogram,
 		ExactUpTo: stats.ExactLimit, HistogramRelativeError: stats.HistogramRelativeError}
+	if len(m.stages) > 0 {
+		r.Percentiles.StagesExactUpTo = stagesExactUpTo
+	}
 	st := sum.serverTTFT
 	r.ServerTTFTMS = &st
 	r.Throughput = throughput(m.all, dur)
@@ -56,7 +59,7 @@ func (s *Simulator) report() *Report {
 		}
 		sr := StageReport{Index: i, StartS: start, DurationS: st.DurationS, RateRPS: st.RateRPS, Concurrency: st.Concurrency,
 			Requests: c.counts(stageLeft), TTFTMS: ss.ttft, TPOTMS: ss.tpot, ITLMS: ss.itl, E2EMS: ss.e2e, QueueMS: ss.queue,
-			Fluency: c.fluency(cfg.Report.StallThresholdMS)}
+			Fluency: c.fluency(cfg.Report.StallThresholdMS), PerRequestPercentiles: c.method()}
 		sr.Throughput = m.windowThroughput(c, start, st.DurationS)
 		sr.Preemptions = c.preemptions
 		if cfg.SLA != nil {

@@ -15,6 +15,9 @@ type collector struct {
 	// serverTTFT, prefill and decode are the run's only: a stage reports
 	// none of them (nil in a stage's collector)
 	serverTTFT, prefill, decode *stats.Distribution
+	// budget is the exact values the run's stages keep together (nil for
+	// the run's collector)
+	budget *stats.Budget
 
 	completed   int
 	preemptions int64            // of the completed requests
@@ -34,20 +37,44 @@ type collector struct {
 
 // newCollector returns the collector of a run (stage false) or of one of
 // its stages.
-func newCollector(stage bool) *collector {
-	c := &collector{itl: stats.NewDurations(), rejected: map[string]int{}}
-	c.setExactLimit(stats.ExactLimit, stage)
+func newCollector(stage *stats.Budget) *collector {
+	c := &collector{itl: stats.NewDurations(), rejected: map[string]int{}, budget: stage}
+	c.setExactLimit(stats.ExactLimit)
 	return c
 }
 
+// stagesExactUpTo is the exact per-request values a run's stages keep
+// together, over their four distributions; past it a stage's summaries
+// come from histograms, and the stage says so. A run of many long stages
+// then holds a few MB of samples, not eight bytes per request per
+// distribution.
+const stagesExactUpTo = 4 * stats.ExactLimit
+
 // setExactLimit empties the per-request distributions, which then keep up
-// to n values exactly (tests).
-func (c *collector) setExactLimit(n int, stage bool) {
-	d := func() *stats.Distribution { return stats.NewDistribution(n) }
+// to n values exactly (and a stage's, within the stages' budget).
+func (c *collector) setExactLimit(n int) {
+	d := func() *stats.Distribution {
+		x := stats.NewDistribution(n)
+		if c.budget != nil {
+			x.Share(c.budget)
+		}
+		return x
+	}
 	c.ttft, c.tpot, c.e2e, c.queue = d(), d(), d(), d()
-	if !stage {
+	if c.budget == nil {
 		c.serverTTFT, c.prefill, c.decode = d(), d(), d()
 	}
+}
+
+// method is how the collector's per-request summaries are computed:
+// stats.MethodHistogram when any of them is past what it keeps exactly.
+func (c *collector) method() string {
+	for _, d := range []*stats.Distribution{c.ttft, c.tpot, c.e2e, c.queue} {
+		if d.Method() != stats.MethodExact {
+			return stats.MethodHistogram
+		}
+	}
+	return stats.MethodExact
 }
 
 // reserve makes room in the run's per-request distributions for n
@@ -121,10 +148,11 @@ type metrics struct {
 // seconds, back to back from 0).
 func newMetrics(stages []workload.StageSpec, stallMS float64, rtt Time, sla *SLA) *metrics {
 	stall, _ := toClock(stallMS, nsPerMS) // validated
-	m := &metrics{all: newCollector(false), stallNS: stall, rtt: rtt, sla: newSLALimits(sla)}
+	m := &metrics{all: newCollector(nil), stallNS: stall, rtt: rtt, sla: newSLALimits(sla)}
 	var start float64
+	budget := stats.NewBudget(stagesExactUpTo)
 	for _, st := range stages {
-		c := newCollector(true)
+		c := newCollector(budget)
 		c.lo, c.hi = Time(start*1e9), Time((start+st.DurationS)*1e9)
 		m.stages = append(m.stages, c)
 		start += st.DurationS

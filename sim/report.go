@@ -76,6 +76,10 @@ type Percentiles struct {
 	// ITL is the method of itl_ms: "histogram".
 	ITL       string `json:"itl"`
 	ExactUpTo int    `json:"exact_up_to"`
+	// StagesExactUpTo is the exact values a run's stages keep together
+	// (their TTFT, TPOT, E2E and queue samples); each stage says which
+	// method its summaries used.
+	StagesExactUpTo int `json:"stages_exact_up_to,omitempty"`
 	// HistogramRelativeError bounds a histogram quantile's error relative
 	// to the exact quantile (0.001: 0.1%).
 	HistogramRelativeError float64 `json:"histogram_relative_error"`
@@ -157,6 +161,10 @@ type StageReport struct {
 	Fluency     Fluency       `json:"fluency"`
 	GoodputRPS  *float64      `json:"goodput_rps,omitempty"`
 	SLA         *SLAResult    `json:"sla,omitempty"`
+	// PerRequestPercentiles is the method of this stage's latency
+	// summaries: "exact", or "histogram" once the run's stages together
+	// are past percentiles.stages_exact_up_to values.
+	PerRequestPercentiles string `json:"per_request_percentiles"`
 }
 
 // TimePoint is the engine state at the end of one simulated second, summed

@@ -177,6 +177,7 @@ var latencyStats = []string{"mean", "p50", "p90", "p95", "p99", "p999", "max", "
 var reportKeys = []string{
 	"ttft_ms", "server_ttft_ms", "tpot_ms", "itl_ms", "e2e_ms", "queue_ms", "prefill_ms", "decode_ms",
 	"percentiles.per_request", "percentiles.itl", "percentiles.exact_up_to", "percentiles.histogram_relative_error",
+	"percentiles.stages_exact_up_to",
 	"throughput.requests_per_s", "throughput.input_tokens_per_s", "throughput.output_tokens_per_s", "throughput.total_tokens_per_s",
 	"requests.total", "requests.completed", "requests.rejected", "requests.unfinished", "requests.rejected_reasons",
 	"preemptions", "prefix_cache_hit_ratio",
@@ -193,7 +194,8 @@ var reportKeys = []string{
 
 // Keys of each element of the arrays.
 var (
-	stageKeys = []string{"ttft_ms", "tpot_ms", "itl_ms", "e2e_ms", "queue_ms", "requests", "throughput", "preemptions", "fluency", "goodput_rps", "sla"}
+	stageKeys = []string{"ttft_ms", "tpot_ms", "itl_ms", "e2e_ms", "queue_ms", "requests", "throughput", "preemptions", "fluency", "goodput_rps", "sla",
+		"per_request_percentiles"}
 	pointKeys = []string{"t_s", "running", "waiting", "kv_usage_ratio", "output_tokens_per_s", "prompt_tokens_per_s", "preemptions_total", "completed_total"}
 )
 
@@ -247,6 +249,7 @@ func TestDisaggReportKeys(t *testing.T) {
 // series, speculative decoding) or when there is something to report
 // (rejections).
 var optionalKeys = []string{"goodput_rps", "sla.met", "sla.checks[]", "stages[]", "timeseries[]", "requests.rejected_reasons",
+	"percentiles.stages_exact_up_to",
 	"speculative.method", "speculative.num_speculative_tokens", "speculative.acceptance_source", "speculative.drafts",
 	"speculative.draft_tokens", "speculative.accepted_tokens", "speculative.acceptance_rate", "speculative.mean_acceptance_length",
 	"speculative.per_position_acceptance_rate[]", "speculative.tokens_per_request_step", "speculative.output_tokens_per_step",

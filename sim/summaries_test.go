@@ -36,9 +36,9 @@ func runSamples(t *testing.T, cfg Config, limit int) (*Report, []RequestSample) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.m.all.setExactLimit(limit, false)
+	s.m.all.setExactLimit(limit)
 	for _, c := range s.m.stages {
-		c.setExactLimit(limit, true)
+		c.setExactLimit(limit)
 	}
 	var out []RequestSample
 	s.m.requestSink = func(r RequestSample) { out = append(out, r) }
@@ -124,5 +124,75 @@ func TestSummariesFromRequests(t *testing.T) {
 			t.Errorf("stage %d: %d preemptions, samples give %d", i, sr.Preemptions, pre)
 		}
 		start += st.DurationS
+	}
+}
+
+// TestStagesShareTheirExactBudget: a run's stages keep their exact values
+// within one budget. A stage that would go past it moves to histograms
+// (within the documented error of its samples' own summaries) and says so;
+// the others stay exact, equal to their samples' summaries.
+func TestStagesShareTheirExactBudget(t *testing.T) {
+	cfg := stagedSLAConfig(t)
+	s, err := newSimulator(&cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	budget := stats.NewBudget(400) // four distributions: about 100 requests
+	for _, c := range s.m.stages {
+		c.budget = budget
+		c.setExactLimit(stats.ExactLimit)
+	}
+	var samples []RequestSample
+	s.m.requestSink = func(r RequestSample) { samples = append(samples, r) }
+	rep, err := s.run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Percentiles.StagesExactUpTo != stagesExactUpTo {
+		t.Errorf("stages_exact_up_to %d, want %d", rep.Percentiles.StagesExactUpTo, stagesExactUpTo)
+	}
+	methods := map[string]int{}
+	for i, sr := range rep.Stages {
+		methods[sr.PerRequestPercentiles]++
+		var ttft, e2e []float64
+		for _, r := range samples {
+			if r.Stage == i {
+				ttft, e2e = append(ttft, r.TTFTMS), append(e2e, r.E2EMS)
+			}
+		}
+		for _, c := range []struct {
+			name string
+			xs   []float64
+			got  stats.Summary
+		}{{"ttft_ms", ttft, sr.TTFTMS}, {"e2e_ms", e2e, sr.E2EMS}} {
+			want := roundSummary(stats.Summarize(c.xs))
+			if sr.PerRequestPercentiles == stats.MethodExact {
+				if c.got != want {
+					t.Errorf("stage %d %s: exact summary %+v, samples give %+v", i, c.name, c.got, want)
+				}
+				continue
+			}
+			for _, q := range stats.QuantileNames {
+				w, _ := want.At(q)
+				h, _ := c.got.At(q)
+				if math.Abs(h-w) > stats.HistogramRelativeError*w+1e-4 {
+					t.Errorf("stage %d %s %s: histogram %g, exact %g", i, c.name, q, h, w)
+				}
+			}
+		}
+	}
+	if methods[stats.MethodExact] == 0 || methods[stats.MethodHistogram] == 0 {
+		t.Fatalf("stage methods %v: want both", methods)
+	}
+	held := 0
+	for _, c := range s.m.stages {
+		for _, d := range []*stats.Distribution{c.ttft, c.tpot, c.e2e, c.queue} {
+			if d.Method() == stats.MethodExact {
+				held += int(d.Count())
+			}
+		}
+	}
+	if held > 400 {
+		t.Errorf("stages hold %d exact values against a budget of 400", held)
 	}
 }

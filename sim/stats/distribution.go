@@ -19,10 +19,24 @@ const (
 // in both; the histogram's mean is the running sum in the order of Add).
 // The zero value keeps up to ExactLimit values exactly.
 type Distribution struct {
-	limit int
-	exact []float64
-	h     *Histogram
+	limit  int
+	exact  []float64
+	h      *Histogram
+	budget *Budget // shared with other distributions (nil: none)
 }
+
+// Budget is a number of exact values several distributions share, so that
+// many of them (a run's stages) hold no more than it together: a
+// distribution that would go past it moves into its histogram and gives
+// its values back.
+type Budget struct{ left int }
+
+// NewBudget returns a budget of n exact values.
+func NewBudget(n int) *Budget { return &Budget{left: n} }
+
+// Share makes d keep its exact values within b as well as its own limit.
+// Call it while d is empty.
+func (d *Distribution) Share(b *Budget) { d.budget = b }
 
 // NewDistribution returns an empty distribution that keeps up to limit
 // values exactly (limit <= 0: ExactLimit).
@@ -38,8 +52,11 @@ func (d *Distribution) exactLimit() int {
 // Add records v.
 func (d *Distribution) Add(v float64) {
 	if d.h == nil {
-		if len(d.exact) < d.exactLimit() {
+		if len(d.exact) < d.exactLimit() && (d.budget == nil || d.budget.left > 0) {
 			d.exact = append(d.exact, v)
+			if d.budget != nil {
+				d.budget.left--
+			}
 			return
 		}
 		d.spill()
@@ -50,6 +67,9 @@ func (d *Distribution) Add(v float64) {
 // Reserve makes room for n more exact values (up to the limit), so that
 // adding them does not regrow the sample.
 func (d *Distribution) Reserve(n int) {
+	if d.budget != nil {
+		n = min(n, d.budget.left)
+	}
 	if n = min(n, d.exactLimit()-len(d.exact)); d.h == nil && n > 0 {
 		d.exact = slices.Grow(d.exact, n)
 	}
@@ -61,14 +81,21 @@ func (d *Distribution) spill() {
 	for _, v := range d.exact {
 		d.h.Add(v, 1)
 	}
+	if d.budget != nil {
+		d.budget.left += len(d.exact)
+	}
 	d.exact = nil
 }
 
 // Merge adds o's values to d: the result is exact while both are and
 // their values together fit d's limit, a histogram otherwise.
 func (d *Distribution) Merge(o *Distribution) {
-	if d.h == nil && o.h == nil && len(d.exact)+len(o.exact) <= d.exactLimit() {
+	if d.h == nil && o.h == nil && len(d.exact)+len(o.exact) <= d.exactLimit() &&
+		(d.budget == nil || len(o.exact) <= d.budget.left) {
 		d.exact = append(d.exact, o.exact...)
+		if d.budget != nil {
+			d.budget.left -= len(o.exact)
+		}
 		return
 	}
 	if d.h == nil {

@@ -117,6 +117,50 @@ func TestDistributionMerge(t *testing.T) {
 	}
 }
 
+// TestDistributionsShareABudget: distributions that share a budget hold no
+// more exact values together than it; the one that would go past it moves
+// into its histogram (within the error bound) and gives its values back,
+// so the others stay exact.
+func TestDistributionsShareABudget(t *testing.T) {
+	b := NewBudget(10)
+	ds := []*Distribution{NewDistribution(100), NewDistribution(100), NewDistribution(100)}
+	for _, d := range ds {
+		d.Share(b)
+	}
+	add := func(d *Distribution, n int) {
+		for i := 1; i <= n; i++ {
+			d.Add(float64(i))
+		}
+	}
+	add(ds[0], 6)
+	add(ds[1], 4) // the budget is used up, not exceeded
+	if b.left != 0 || ds[0].Method() != MethodExact || ds[1].Method() != MethodExact {
+		t.Fatalf("at the budget: %d left, methods %s %s", b.left, ds[0].Method(), ds[1].Method())
+	}
+	add(ds[2], 3) // nothing left: it goes to its histogram at once
+	if ds[2].Method() != MethodHistogram || b.left != 0 || ds[2].Count() != 3 {
+		t.Fatalf("past the budget: %s, %d left, count %d", ds[2].Method(), b.left, ds[2].Count())
+	}
+	if p50 := ds[2].Summary().P50; math.Abs(p50-2)/2 > HistogramRelativeError {
+		t.Errorf("p50 %g, want 2", p50)
+	}
+	add(ds[0], 1) // it would go past: it spills and gives back its 6
+	if ds[0].Method() != MethodHistogram || b.left != 6 || ds[0].Count() != 7 {
+		t.Fatalf("spilled: %s, %d left, count %d", ds[0].Method(), b.left, ds[0].Count())
+	}
+	add(ds[1], 6) // room again
+	if ds[1].Method() != MethodExact || b.left != 0 || ds[1].Count() != 10 {
+		t.Fatalf("after the give-back: %s, %d left, count %d", ds[1].Method(), b.left, ds[1].Count())
+	}
+	held := 0
+	for _, d := range ds {
+		held += len(d.exact)
+	}
+	if held > 10 {
+		t.Fatalf("%d exact values held against a budget of 10", held)
+	}
+}
+
 // TestDurationsExactMoments: the mean and standard deviation are exact
 // whatever the grouping of equal values, and agree with a direct
 // computation on values whose float sums are exact.
