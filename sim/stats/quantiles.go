@@ -19,6 +19,21 @@ type Summary struct {
 	Count int64 `json:"count"`
 }
 
+// Median is the middle value of xs, the mean of the middle two for an
+// even count (0 for none); xs is left as it is.
+func Median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
+}
+
 // Quantile returns the value at quantile q of the sorted sample xs with
 // linear interpolation between closest ranks (numpy's default).
 func Quantile(sorted []float64, q float64) float64 {

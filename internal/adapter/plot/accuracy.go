@@ -1,13 +1,13 @@
 package plot
 
 import (
-	"cmp"
 	"fmt"
 	"image/color"
 	"io"
 	"math"
 	"slices"
 
+	"github.com/headroom-sim/headroom/sim/stats"
 	gplot "gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
@@ -105,7 +105,7 @@ func accuracyPanels(pts []AccuracyPoint, bandPct float64) ([]*gplot.Plot, []lege
 		// centred axis label at the arithmetic middle of a log axis's range,
 		// which squeezes the panel.
 		lo, hi = math.Log10(lo/1.3), math.Log10(hi*1.3)
-		p := newPlot(fmt.Sprintf("%s: median |error| %.1f%%, n=%d", pn.name, median(absErr), len(absErr)),
+		p := newPlot(fmt.Sprintf("%s: median |error| %.1f%%, n=%d", pn.name, stats.Median(absErr), len(absErr)),
 			"measured mean "+pn.name+" (ms)", "predicted mean "+pn.name+" (ms)")
 		p.Title.TextStyle.Font = sans(11)
 		p.X.Tick.Marker, p.Y.Tick.Marker = log10Ticks{}, log10Ticks{}
@@ -218,15 +218,4 @@ func translucent(c color.Color) color.Color {
 	r, g, b, _ := c.RGBA()
 	const a = 0xb4
 	return color.NRGBA{R: uint8(r >> 8), G: uint8(g >> 8), B: uint8(b >> 8), A: a}
-}
-
-// median of xs (not empty), the mean of the middle two for an even count.
-func median(xs []float64) float64 {
-	s := slices.Clone(xs)
-	slices.SortFunc(s, cmp.Compare[float64])
-	n := len(s)
-	if n%2 == 1 {
-		return s[n/2]
-	}
-	return (s[n/2-1] + s[n/2]) / 2
 }

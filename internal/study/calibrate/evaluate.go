@@ -4,12 +4,12 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"slices"
 
 	"github.com/headroom-sim/headroom/catalogs"
 	"github.com/headroom-sim/headroom/internal/adapter/measured"
 	"github.com/headroom-sim/headroom/internal/study/replay"
 	"github.com/headroom-sim/headroom/internal/study/scenario"
+	"github.com/headroom-sim/headroom/sim/stats"
 	"github.com/headroom-sim/headroom/sim/steptime"
 )
 
@@ -79,20 +79,7 @@ func evaluation(name string, parts []replay.Part, rep []prediction, ts []target)
 		}
 	}
 	for k, v := range per {
-		e.MedianAPE[k] = median(v)
+		e.MedianAPE[k] = stats.Median(v)
 	}
 	return e
-}
-
-func median(xs []float64) float64 {
-	if len(xs) == 0 {
-		return 0
-	}
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	n := len(s)
-	if n%2 == 1 {
-		return s[n/2]
-	}
-	return (s[n/2-1] + s[n/2]) / 2
 }
