@@ -83,6 +83,41 @@ func WithRequestSink(f func(RequestSample)) Option { return func(s *Simulator) {
 // token (s) and the gap (ms).
 func WithTokenSink(f func(tS, gapMS float64)) Option { return func(s *Simulator) { s.m.tokenSink = f } }
 
+// Sink receives what a run observes: each completed request and each
+// inter-token gap (the time of the later token in s, the gap in ms).
+// internal/adapter/plot's Distributions and internal/adapter/promexport's
+// Collector are sinks.
+type Sink interface {
+	Request(r RequestSample)
+	Token(tS, gapMS float64)
+}
+
+// WithSinks feeds every sink from the run: the simulator keeps one request
+// sink and one token sink, so collectors that share a run go through here
+// rather than each passing its own options. Without sinks it changes
+// nothing.
+func WithSinks(sinks ...Sink) Option {
+	return func(s *Simulator) {
+		switch len(sinks) {
+		case 0:
+		case 1:
+			WithRequestSink(sinks[0].Request)(s)
+			WithTokenSink(sinks[0].Token)(s)
+		default:
+			WithRequestSink(func(r RequestSample) {
+				for _, k := range sinks {
+					k.Request(r)
+				}
+			})(s)
+			WithTokenSink(func(tS, gapMS float64) {
+				for _, k := range sinks {
+					k.Token(tS, gapMS)
+				}
+			})(s)
+		}
+	}
+}
+
 // Run simulates cfg and returns its report. It stops early with ctx's
 // error when ctx is cancelled, and with ErrEventLimit past the event limit.
 func Run(ctx context.Context, cfg Config, opts ...Option) (*Report, error) {

@@ -18,16 +18,9 @@ type runOutputs struct {
 	prom                *promexport.Collector
 }
 
-// sink receives what a run observes: each completed request and each
-// inter-token gap (the time of the later token in s, the gap in ms).
-type sink interface {
-	Request(r sim.RequestSample)
-	Token(tS, gapMS float64)
-}
-
 // options returns the simulator options that feed the collectors.
 func (o *runOutputs) options() []sim.Option {
-	var sinks []sink
+	var sinks []sim.Sink
 	if o.plotDir != "" {
 		o.charts = newRunCharts()
 		sinks = append(sinks, o.charts)
@@ -36,24 +29,10 @@ func (o *runOutputs) options() []sim.Option {
 		o.prom = promexport.NewCollector()
 		sinks = append(sinks, o.prom)
 	}
-	switch len(sinks) {
-	case 0:
+	if len(sinks) == 0 {
 		return nil
-	case 1:
-		return []sim.Option{sim.WithRequestSink(sinks[0].Request), sim.WithTokenSink(sinks[0].Token)}
 	}
-	return []sim.Option{
-		sim.WithRequestSink(func(r sim.RequestSample) {
-			for _, s := range sinks {
-				s.Request(r)
-			}
-		}),
-		sim.WithTokenSink(func(tS, gapMS float64) {
-			for _, s := range sinks {
-				s.Token(tS, gapMS)
-			}
-		}),
-	}
+	return []sim.Option{sim.WithSinks(sinks...)}
 }
 
 // write saves the charts and the OpenMetrics file.

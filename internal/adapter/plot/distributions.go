@@ -5,39 +5,6 @@ import (
 	"github.com/headroom-sim/headroom/sim/stats"
 )
 
-// Sink receives what a run observes: each completed request and each
-// inter-token gap (the time of the later token in s, the gap in ms).
-// Distributions and internal/adapter/promexport's Collector are sinks.
-type Sink interface {
-	Request(r sim.RequestSample)
-	Token(tS, gapMS float64)
-}
-
-// SinkOptions returns the options that feed every sink from one run. The
-// simulator keeps one request sink and one token sink, so collectors that
-// share a run go through here rather than each passing its own Options.
-func SinkOptions(sinks ...Sink) []sim.Option {
-	switch len(sinks) {
-	case 0:
-		return nil
-	case 1:
-		s := sinks[0]
-		return []sim.Option{sim.WithRequestSink(s.Request), sim.WithTokenSink(s.Token)}
-	}
-	return []sim.Option{
-		sim.WithRequestSink(func(r sim.RequestSample) {
-			for _, s := range sinks {
-				s.Request(r)
-			}
-		}),
-		sim.WithTokenSink(func(tS, gapMS float64) {
-			for _, s := range sinks {
-				s.Token(tS, gapMS)
-			}
-		}),
-	}
-}
-
 // Distributions gathers a run's latency distributions: per request TTFT,
 // TPOT and E2E, and every inter-token gap (token-weighted ITL). Each is a
 // stats.Histogram, so memory stays fixed (about 200 KiB each) however many
@@ -57,7 +24,7 @@ func NewDistributions() *Distributions {
 }
 
 // Options feeds the collector from a run (sim.Run(ctx, cfg, d.Options()...)).
-func (d *Distributions) Options() []sim.Option { return SinkOptions(d) }
+func (d *Distributions) Options() []sim.Option { return []sim.Option{sim.WithSinks(d)} }
 
 // Request records one completed request. TPOT is left out for single-token
 // outputs, which have none.

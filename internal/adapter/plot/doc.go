@@ -14,8 +14,8 @@
 //
 // Latency distributions need more than a report holds, so a Distributions
 // collector gathers them from a run through the simulator's request and
-// token sinks (sim.WithRequestSink, sim.WithTokenSink); SinkOptions feeds
-// several collectors (this package's and internal/adapter/promexport's) from one run.
+// token sinks (sim.WithRequestSink, sim.WithTokenSink); sim.WithSinks
+// feeds several collectors (this package's and internal/adapter/promexport's) from one run.
 //
 // Reading order: style.go (the look shared by every chart and the SVG
 // rendering), distributions.go, cdf.go, timeline.go, curve.go (the

@@ -243,15 +243,11 @@ type counter struct{ reqs, gaps int }
 func (c *counter) Request(sim.RequestSample) { c.reqs++ }
 func (c *counter) Token(float64, float64)    { c.gaps++ }
 
-func TestSinkOptionsFeedEverySink(t *testing.T) {
+func TestWithSinksFeedsEverySink(t *testing.T) {
 	a, b := &counter{}, &counter{}
-	opts := plot.SinkOptions(a, b)
-	if len(opts) != 2 {
-		t.Fatalf("%d options, want 2", len(opts))
-	}
 	r := simRun(t)
 	// Run the same small scenario again with two sinks at once.
-	rep, err := sim.Run(t.Context(), mustConfig(t), opts...)
+	rep, err := sim.Run(t.Context(), mustConfig(t), sim.WithSinks(a, b))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -261,8 +257,8 @@ func TestSinkOptionsFeedEverySink(t *testing.T) {
 	if rep.Requests.Completed != r.rep.Requests.Completed {
 		t.Errorf("same scenario completed %d then %d", r.rep.Requests.Completed, rep.Requests.Completed)
 	}
-	if plot.SinkOptions() != nil {
-		t.Error("no sinks should give no options")
+	if _, err := sim.Run(t.Context(), mustConfig(t), sim.WithSinks()); err != nil {
+		t.Errorf("no sinks: %v", err)
 	}
 }
 

@@ -40,7 +40,7 @@ func NewCollector() *Collector {
 }
 
 // Options feeds the collector from a run. To feed other sinks from the
-// same run too, use internal/adapter/plot's SinkOptions.
+// same run too, use sim.WithSinks.
 func (c *Collector) Options() []sim.Option {
 	return []sim.Option{sim.WithRequestSink(c.Request), sim.WithTokenSink(c.Token)}
 }

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
-	"github.com/headroom-sim/headroom/internal/testkit/golden"
 	"math"
 	"net"
 	"net/http"
@@ -21,6 +20,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/headroom-sim/headroom/internal/testkit/golden"
 
 	"github.com/headroom-sim/headroom/catalogs"
 	"github.com/headroom-sim/headroom/internal/adapter/plot"
@@ -247,7 +248,7 @@ var simulated = sync.OnceValues(func() (*simResult, error) {
 	}
 	c := promexport.NewCollector()
 	d := plot.NewDistributions()
-	rep, err := sim.Run(context.Background(), res.Config, plot.SinkOptions(c, d)...)
+	rep, err := sim.Run(context.Background(), res.Config, sim.WithSinks(c, d))
 	if err != nil {
 		return nil, err
 	}
