@@ -7,7 +7,8 @@
 //	                          scenario (the public input schema → sim.Config),
 //	                          replay (measured runs through the simulator),
 //	                          calibrate (fit step-time coefficients to a run),
-//	                          plan (sweeps, load search, capacity plans)
+//	                          plan (sweeps, load search, capacity plans),
+//	                          workers (the goroutine pool they share)
 //	internal/adapter/...      translate the outside world: measured (benchmark
 //	                          result files), plot (SVG), promexport (OpenMetrics)
 //	sim/...                   the pure, deterministic simulation core: the

@@ -4,10 +4,9 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"runtime"
-	"sync"
 
 	"github.com/headroom-sim/headroom/internal/study/replay"
+	"github.com/headroom-sim/headroom/internal/study/workers"
 	"github.com/headroom-sim/headroom/sim"
 	"github.com/headroom-sim/headroom/sim/stats"
 	"github.com/headroom-sim/headroom/sim/steptime"
@@ -82,19 +81,11 @@ func simulate(ctx context.Context, cfg sim.Config, stage int) (prediction, error
 func simulateParts(ctx context.Context, parts []replay.Part, p steptime.Profile) ([]prediction, error) {
 	out := make([]prediction, len(parts))
 	errs := make([]error, len(parts))
-	sem := make(chan struct{}, max(1, runtime.GOMAXPROCS(0)))
-	var wg sync.WaitGroup
-	for i := range parts {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			cfg := parts[i].Resolved.Config
-			cfg.Profile = p
-			out[i], errs[i] = simulate(ctx, cfg, parts[i].Filter)
-		}()
-	}
-	wg.Wait()
+	workers.For(len(parts), 0, func(i int) {
+		cfg := parts[i].Resolved.Config
+		cfg.Profile = p
+		out[i], errs[i] = simulate(ctx, cfg, parts[i].Filter)
+	})
 	for i, err := range errs {
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", parts[i].Name, err)

@@ -4,10 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"runtime"
-	"sync"
 
 	"github.com/headroom-sim/headroom/internal/study/scenario"
+	"github.com/headroom-sim/headroom/internal/study/workers"
 	"github.com/headroom-sim/headroom/sim"
 	"github.com/headroom-sim/headroom/sim/memory"
 )
@@ -330,25 +329,12 @@ func (r *Runner) candidate(spec *PlanSpec, v verdict, cfg Config) (Candidate, er
 	return c, nil
 }
 
-// parallel runs f(0..n-1) on up to workers goroutines.
-func parallel(ctx context.Context, n, workers int, f func(i int)) {
-	if workers <= 0 {
-		workers = runtime.GOMAXPROCS(0)
-	}
-	jobs := make(chan int)
-	var wg sync.WaitGroup
-	for range min(workers, n) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range jobs {
-				f(i)
-			}
-		}()
-	}
-	for i := 0; i < n && ctx.Err() == nil; i++ {
-		jobs <- i
-	}
-	close(jobs)
-	wg.Wait()
+// parallel runs f(0..n-1) on up to w goroutines, skipping those that
+// would start after ctx ended.
+func parallel(ctx context.Context, n, w int, f func(i int)) {
+	workers.For(n, w, func(i int) {
+		if ctx.Err() == nil {
+			f(i)
+		}
+	})
 }

@@ -5,11 +5,11 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"runtime"
 	"runtime/debug"
 	"sync"
 
 	"github.com/headroom-sim/headroom/internal/study/scenario"
+	"github.com/headroom-sim/headroom/internal/study/workers"
 	"github.com/headroom-sim/headroom/sim"
 )
 
@@ -134,33 +134,16 @@ func (r *Runner) run(ctx context.Context, s scenario.Scenario, opts func(*scenar
 // done, if set, is called after each one (from several goroutines).
 func (r *Runner) RunAll(ctx context.Context, ss []scenario.Scenario, done func()) []Outcome {
 	out := make([]Outcome, len(ss))
-	workers := r.Workers
-	if workers <= 0 {
-		workers = runtime.GOMAXPROCS(0)
-	}
-	jobs := make(chan int)
-	var wg sync.WaitGroup
-	for range min(workers, len(ss)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range jobs {
-				out[i] = r.Run(ctx, ss[i])
-				if done != nil {
-					done()
-				}
-			}
-		}()
-	}
-	for i := range ss {
-		if ctx.Err() != nil {
-			out[i] = Outcome{Err: ctx.Err()}
-			continue
+	workers.For(len(ss), r.Workers, func(i int) {
+		if err := ctx.Err(); err != nil {
+			out[i] = Outcome{Err: err} // not run: ctx ended first
+			return
 		}
-		jobs <- i
-	}
-	close(jobs)
-	wg.Wait()
+		out[i] = r.Run(ctx, ss[i])
+		if done != nil {
+			done()
+		}
+	})
 	return out
 }
 

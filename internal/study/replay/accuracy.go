@@ -3,12 +3,12 @@ package replay
 import (
 	"context"
 	"math"
-	"runtime"
 	"slices"
 	"sync"
 
 	"github.com/headroom-sim/headroom/catalogs"
 	"github.com/headroom-sim/headroom/internal/adapter/measured"
+	"github.com/headroom-sim/headroom/internal/study/workers"
 	"github.com/headroom-sim/headroom/sim"
 	"github.com/headroom-sim/headroom/sim/stats"
 	"github.com/headroom-sim/headroom/sim/steptime"
@@ -55,37 +55,19 @@ type MeanOptions struct {
 // measured ones, in the runs' order.
 func ReplayMeans(ctx context.Context, runs []*measured.Run, cat *catalogs.Catalog, opt MeanOptions) []MeanResult {
 	out := make([]MeanResult, len(runs))
-	workers := opt.Workers
-	if workers <= 0 {
-		workers = runtime.GOMAXPROCS(0)
-	}
-	workers = min(workers, max(len(runs), 1))
-	next := make(chan int)
 	var (
-		wg   sync.WaitGroup
 		mu   sync.Mutex
 		done int
 	)
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				out[i] = replayMean(ctx, runs[i], cat, opt)
-				if opt.Progress != nil {
-					mu.Lock()
-					done++
-					opt.Progress(done, len(runs))
-					mu.Unlock()
-				}
-			}
-		}()
-	}
-	for i := range runs {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
+	workers.For(len(runs), opt.Workers, func(i int) {
+		out[i] = replayMean(ctx, runs[i], cat, opt)
+		if opt.Progress != nil {
+			mu.Lock()
+			done++
+			opt.Progress(done, len(runs))
+			mu.Unlock()
+		}
+	})
 	return out
 }
 
