@@ -466,18 +466,10 @@ func (s *Simulator) applyStep(rp *replica, t Time) {
 		s.m.countSecond(&s.m.secOut, int(t/nsPerSecond), int64(len(rp.produced)))
 		at := first + s.rtt/2
 		for _, r := range rp.produced {
-			r.generated++
-			if r.generated == 1 {
-				r.engineFirst, r.serverFirst = t, begin
-			}
-			s.m.delivered(r, at)
-			at += tok
-			if s.spec != nil {
-				s.specDelivered(r, t)
-			}
-			if r.generated >= r.output {
+			if s.produce(r, t, begin, at) {
 				anyDone = true
 			}
+			at += tok
 		}
 		s.m.flushGaps()
 	}
@@ -486,6 +478,21 @@ func (s *Simulator) applyStep(rp *replica, t Time) {
 		s.finishDone(rp, t)
 	}
 	rp.noteUsage(t)
+}
+
+// produce gives r the token its step, ended at t, sampled: the API server
+// began the step's output batch at begin and the client receives r's
+// event at at. It reports whether that was r's last token.
+func (s *Simulator) produce(r *request, t, begin, at Time) bool {
+	r.generated++
+	if r.generated == 1 {
+		r.engineFirst, r.serverFirst = t, begin
+	}
+	s.m.delivered(r, at)
+	if s.spec != nil {
+		s.specDelivered(r, t)
+	}
+	return r.generated >= r.output
 }
 
 // applyStepPlain is applyStep for a replica outside a disaggregated pool,
@@ -523,18 +530,10 @@ func (s *Simulator) applyStepPlain(rp *replica, t Time) {
 			continue
 		}
 		n++
-		r.generated++
-		if r.generated == 1 {
-			r.engineFirst, r.serverFirst = t, begin
-		}
-		s.m.delivered(r, at)
-		at += tok
-		if s.spec != nil {
-			s.specDelivered(r, t)
-		}
-		if r.generated >= r.output {
+		if s.produce(r, t, begin, at) {
 			anyDone = true
 		}
+		at += tok
 	}
 	if n > 0 {
 		rp.inst.front.batchEnd(begin, n)
