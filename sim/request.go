@@ -90,7 +90,7 @@ type session struct {
 // and the collector has little to do.
 type reqPool struct {
 	free []*request
-	on   bool // off in disaggregated runs, whose requests events still name after they finish
+	on   bool // off in disaggregated runs, whose events may still name a request after it finishes
 }
 
 // maxPooled bounds the structs kept for reuse.

@@ -2,14 +2,16 @@ package sim
 
 import "encoding/binary"
 
-// waitQueue is an engine rank's waiting queue, in scheduling order. Its
-// head holds requests; behind parkAfter of them, requests that arrive and
-// have never run are parked: a few bytes each in a pointer-free log, their
-// request structs left to the collector, and rebuilt as the scheduler
-// reaches them. An overloaded engine's backlog then costs about 20 bytes a
-// request instead of 270, so a day of traffic past capacity fits in the
-// memory of one that is not. A parked request comes back field for field
-// as it went (TestParkedRequestsComeBackAsTheyWent).
+// waitQueue is a queue of requests in order: an engine rank's waiting
+// queue, or an instance's requests on their way through the API server.
+// Its head holds requests; behind parkAfter of them, requests that arrive
+// and have never run are parked: a few bytes each in a pointer-free log,
+// their request structs handed back to the pool, and rebuilt as the
+// scheduler (or the engine) reaches them. A backlog then costs about 15
+// bytes a request (15.4 for the 512/256 benchmark workload) instead of the
+// 272 of a request and its segments, so a day of traffic past capacity
+// fits in the memory of one that is not. A parked request comes back field
+// for field as it went (TestParkedRequestsComeBackAsTheyWent).
 type waitQueue struct {
 	head deque
 	park *parking // nil: nothing is parked (disaggregated pools, tests)
@@ -67,15 +69,15 @@ func (q *waitQueue) insertAt(k int, r *request) {
 	q.head.insertAt(k, r)
 }
 
-// parking is the parked tail of a waiting queue: records in arrival order,
+// parking is the parked tail of a waitQueue: records in arrival order,
 // each a flags byte and varints (serial and send time as deltas from the
 // record before), in chunks read from the front. A request the record
 // cannot rebuild exactly is kept as itself in refs, its place in the log
 // marked, so the order holds whatever arrives.
 type parking struct {
-	after  int // park behind this many requests (parkAfter)
-	rank   int32
-	salt   uint64 // the driver's segment-id salt
+	after  int     // park behind this many requests (parkAfter)
+	rank   int32   // the r.replica of its requests: the rank, or the instance in an API server's queue
+	d      *driver // for the segment ids it rebuilds
 	pool   *reqPool
 	chunks [][]byte
 	off    int // read offset in chunks[0]
@@ -100,23 +102,21 @@ const (
 )
 
 func newParking(d *driver, rank int32, pool *reqPool) *parking {
-	return &parking{after: parkAfter, rank: rank, salt: d.salt, pool: pool}
+	return &parking{after: parkAfter, rank: rank, d: d, pool: pool}
 }
 
-func (p *parking) segID(kind uint64, n int64) uint64 { return mix(mix(p.salt, kind), uint64(n)) }
-
 // parkable reports whether record can rebuild r: a request of no session,
-// queued at this rank and never run, whose segments are its own text
+// queued here and never run, whose segments are its own text
 // behind at most one shared prefix.
 func (p *parking) parkable(r *request) bool {
 	if r.sess != nil || r.pd != nil || r.replica != p.rank || r.scheduled != -1 || r.firstToken != -1 ||
 		r.computed != 0 || r.generated != 0 || r.cached != 0 || r.lastToken != 0 || r.drafts != 0 || r.verify != 0 ||
 		r.swapped || r.blocks != nil || r.hashes != nil || r.hashPos != (segCursor{}) || r.swapBlocks != 0 ||
 		r.engineFirst != 0 || r.serverFirst != 0 || r.preemptions != 0 || r.hitTokens != 0 ||
-		r.stage < 0 || r.input < 0 || r.output < 0 || r.arrival < r.sent || r.outSeg != p.segID(segOutput, r.serial) {
+		r.stage < 0 || r.input < 0 || r.output < 0 || r.arrival < r.sent || r.outSeg != p.d.segID(segOutput, r.serial) {
 		return false
 	}
-	user := segment{id: p.segID(segUser, r.serial)}
+	user := segment{id: p.d.segID(segUser, r.serial)}
 	switch len(r.segs) {
 	case 1:
 		user.len = r.input
@@ -201,8 +201,8 @@ func (p *parking) pop() *request {
 		r.stage = int32(p.uvarint(c))
 		r.client = int32(p.varint(c))
 		r.warmup = flags&parkWarmup != 0
-		r.outSeg = p.segID(segOutput, r.serial)
-		user := segment{id: p.segID(segUser, r.serial), len: r.input}
+		r.outSeg = p.d.segID(segOutput, r.serial)
+		user := segment{id: p.d.segID(segUser, r.serial), len: r.input}
 		if flags&parkPrefix != 0 {
 			pre := segment{id: binary.LittleEndian.Uint64(c[p.off:])}
 			p.off += 8
