@@ -35,8 +35,8 @@ type collector struct {
 	windowDone int
 }
 
-// newCollector returns the collector of a run (stage false) or of one of
-// its stages.
+// newCollector returns a run's collector (stage nil) or one of its
+// stages', whose exact values the stages' budget bounds.
 func newCollector(stage *stats.Budget) *collector {
 	c := &collector{itl: stats.NewDurations(), rejected: map[string]int{}, budget: stage}
 	c.setExactLimit(stats.ExactLimit)
@@ -44,11 +44,15 @@ func newCollector(stage *stats.Budget) *collector {
 }
 
 // stagesExactUpTo is the exact per-request values a run's stages keep
-// together, over their four distributions; past it a stage's summaries
-// come from histograms, and the stage says so. A run of many long stages
-// then holds a few MB of samples, not eight bytes per request per
-// distribution.
-const stagesExactUpTo = 4 * stats.ExactLimit
+// together over their four distributions, beyond the first stageFreeExact
+// values of each (which cost less than the histogram they would become);
+// past it a stage's summaries come from histograms, and the stage says
+// so. A run of long stages then holds a few MB of samples, not eight bytes
+// per request per distribution, and one of many short stages stays exact.
+const (
+	stagesExactUpTo = 4 * stats.ExactLimit
+	stageFreeExact  = 2048
+)
 
 // setExactLimit empties the per-request distributions, which then keep up
 // to n values exactly (and a stage's, within the stages' budget).
@@ -150,7 +154,7 @@ func newMetrics(stages []workload.StageSpec, stallMS float64, rtt Time, sla *SLA
 	stall, _ := toClock(stallMS, nsPerMS) // validated
 	m := &metrics{all: newCollector(nil), stallNS: stall, rtt: rtt, sla: newSLALimits(sla)}
 	var start float64
-	budget := stats.NewBudget(stagesExactUpTo)
+	budget := stats.NewBudget(stagesExactUpTo, stageFreeExact)
 	for _, st := range stages {
 		c := newCollector(budget)
 		c.lo, c.hi = Time(start*1e9), Time((start+st.DurationS)*1e9)

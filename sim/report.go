@@ -77,8 +77,8 @@ type Percentiles struct {
 	ITL       string `json:"itl"`
 	ExactUpTo int    `json:"exact_up_to"`
 	// StagesExactUpTo is the exact values a run's stages keep together
-	// (their TTFT, TPOT, E2E and queue samples); each stage says which
-	// method its summaries used.
+	// (their TTFT, TPOT, E2E and queue samples) beyond the first 2,048 of
+	// each; each stage says which method its summaries used.
 	StagesExactUpTo int `json:"stages_exact_up_to,omitempty"`
 	// HistogramRelativeError bounds a histogram quantile's error relative
 	// to the exact quantile (0.001: 0.1%).

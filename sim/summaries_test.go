@@ -137,7 +137,7 @@ func TestStagesShareTheirExactBudget(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	budget := stats.NewBudget(400) // four distributions: about 100 requests
+	budget := stats.NewBudget(400, 0) // four distributions: about 100 requests
 	for _, c := range s.m.stages {
 		c.budget = budget
 		c.setExactLimit(stats.ExactLimit)

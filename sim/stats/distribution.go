@@ -26,13 +26,20 @@ type Distribution struct {
 }
 
 // Budget is a number of exact values several distributions share, so that
-// many of them (a run's stages) hold no more than it together: a
-// distribution that would go past it moves into its histogram and gives
-// its values back.
-type Budget struct{ left int }
+// many of them (a run's stages) hold no more than it together beyond the
+// first free values of each: a distribution that would go past it moves
+// into its histogram and gives back what it drew. Those first values are
+// not drawn because a histogram costs about as much memory as a few
+// thousand exact values (a 4 KiB page for each power of two its values
+// span): spilling a small sample would cost memory, not save it.
+type Budget struct{ left, free int }
 
-// NewBudget returns a budget of n exact values.
-func NewBudget(n int) *Budget { return &Budget{left: n} }
+// NewBudget returns a budget of n exact values beyond the first free
+// values of each distribution that shares it.
+func NewBudget(n, free int) *Budget { return &Budget{left: n, free: free} }
+
+// drawn is how much of the budget k exact values take.
+func (b *Budget) drawn(k int) int { return max(k-b.free, 0) }
 
 // Share makes d keep its exact values within b as well as its own limit.
 // Call it while d is empty.
@@ -52,10 +59,11 @@ func (d *Distribution) exactLimit() int {
 // Add records v.
 func (d *Distribution) Add(v float64) {
 	if d.h == nil {
-		if len(d.exact) < d.exactLimit() && (d.budget == nil || d.budget.left > 0) {
+		b := d.budget
+		if k := len(d.exact); k < d.exactLimit() && (b == nil || k < b.free || b.left > 0) {
 			d.exact = append(d.exact, v)
-			if d.budget != nil {
-				d.budget.left--
+			if b != nil && k >= b.free {
+				b.left--
 			}
 			return
 		}
@@ -67,8 +75,8 @@ func (d *Distribution) Add(v float64) {
 // Reserve makes room for n more exact values (up to the limit), so that
 // adding them does not regrow the sample.
 func (d *Distribution) Reserve(n int) {
-	if d.budget != nil {
-		n = min(n, d.budget.left)
+	if b := d.budget; b != nil {
+		n = min(n, max(b.free-len(d.exact), 0)+b.left)
 	}
 	if n = min(n, d.exactLimit()-len(d.exact)); d.h == nil && n > 0 {
 		d.exact = slices.Grow(d.exact, n)
@@ -81,8 +89,8 @@ func (d *Distribution) spill() {
 	for _, v := range d.exact {
 		d.h.Add(v, 1)
 	}
-	if d.budget != nil {
-		d.budget.left += len(d.exact)
+	if b := d.budget; b != nil {
+		b.left += b.drawn(len(d.exact))
 	}
 	d.exact = nil
 }
@@ -90,12 +98,12 @@ func (d *Distribution) spill() {
 // Merge adds o's values to d: the result is exact while both are and
 // their values together fit d's limit, a histogram otherwise.
 func (d *Distribution) Merge(o *Distribution) {
-	if d.h == nil && o.h == nil && len(d.exact)+len(o.exact) <= d.exactLimit() &&
-		(d.budget == nil || len(o.exact) <= d.budget.left) {
-		d.exact = append(d.exact, o.exact...)
-		if d.budget != nil {
-			d.budget.left -= len(o.exact)
+	b, k := d.budget, len(d.exact)+len(o.exact)
+	if d.h == nil && o.h == nil && k <= d.exactLimit() && (b == nil || b.drawn(k)-b.drawn(len(d.exact)) <= b.left) {
+		if b != nil {
+			b.left -= b.drawn(k) - b.drawn(len(d.exact))
 		}
+		d.exact = append(d.exact, o.exact...)
 		return
 	}
 	if d.h == nil {

@@ -122,7 +122,7 @@ func TestDistributionMerge(t *testing.T) {
 // into its histogram (within the error bound) and gives its values back,
 // so the others stay exact.
 func TestDistributionsShareABudget(t *testing.T) {
-	b := NewBudget(10)
+	b := NewBudget(10, 0)
 	ds := []*Distribution{NewDistribution(100), NewDistribution(100), NewDistribution(100)}
 	for _, d := range ds {
 		d.Share(b)
@@ -158,6 +158,42 @@ func TestDistributionsShareABudget(t *testing.T) {
 	}
 	if held > 10 {
 		t.Fatalf("%d exact values held against a budget of 10", held)
+	}
+}
+
+// TestBudgetSparesSmallSamples: a distribution's first free values do not
+// draw on the budget, so small samples stay exact however many share it.
+func TestBudgetSparesSmallSamples(t *testing.T) {
+	b := NewBudget(5, 3)
+	small, big := NewDistribution(100), NewDistribution(100)
+	small.Share(b)
+	big.Share(b)
+	for i := 1; i <= 8; i++ {
+		big.Add(float64(i)) // 3 free, 5 drawn: the budget is used up
+	}
+	for i := 1; i <= 3; i++ {
+		small.Add(float64(i)) // within its free values
+	}
+	if b.left != 0 || big.Method() != MethodExact || small.Method() != MethodExact {
+		t.Fatalf("%d left, methods %s %s", b.left, big.Method(), small.Method())
+	}
+	small.Add(4) // would draw: it spills, giving back nothing it drew
+	if small.Method() != MethodHistogram || b.left != 0 {
+		t.Fatalf("small past its free values: %s, %d left", small.Method(), b.left)
+	}
+	big.Add(9) // spills and gives back its 5
+	if big.Method() != MethodHistogram || b.left != 5 || big.Count() != 9 {
+		t.Fatalf("big: %s, %d left, count %d", big.Method(), b.left, big.Count())
+	}
+	m := NewDistribution(100)
+	m.Share(b)
+	other := NewDistribution(100)
+	for i := 1; i <= 7; i++ {
+		other.Add(float64(i))
+	}
+	m.Merge(other) // 7 values: 3 free, 4 drawn
+	if m.Method() != MethodExact || b.left != 1 {
+		t.Fatalf("merge: %s, %d left", m.Method(), b.left)
 	}
 }
 
