@@ -12,13 +12,16 @@ type RatePoint struct {
 	RateRPS float64 `yaml:"rate_rps" json:"rate_rps"`
 }
 
-// MaxProfilePoints bounds a rate profile: each point is a stage of the
-// run, reported with its own latency summaries (an ITL histogram and up to
-// 2,048 exact values of four per-request figures, then a share of a
-// run-wide budget), about 50 KB a stage: 2,000 points of 1.2M requests in
-// all peak at 171 MiB against 75 MiB for one point (a day in minutes is
-// 1,440).
-const MaxProfilePoints = 2000
+// MaxStages bounds a run's stages, given as stages or as a rate profile's
+// points: each is reported with its own latency summaries (an ITL
+// histogram and up to 2,048 exact values of four per-request figures, then
+// a share of a run-wide budget), about 50 KB a stage: 2,000 points of 1.2M
+// requests in all peak at 171 MiB against 75 MiB for one point (a day in
+// minutes is 1,440).
+const MaxStages = 2000
+
+// MaxProfilePoints bounds a rate profile: each point is a stage.
+const MaxProfilePoints = MaxStages
 
 // maxProfileRateRPS bounds a profile's rates (the simulator's bound on
 // open-loop rates).

@@ -91,6 +91,9 @@ func (s Spec) Validate(field string) error {
 			return fe("arrival", "only shapes the profile's arrivals: give type poisson, constant or gamma (with cv)")
 		}
 	} else if len(s.Stages) > 0 {
+		if len(s.Stages) > MaxStages {
+			return fe("stages", fmt.Sprintf("has %d stages, more than %d", len(s.Stages), MaxStages))
+		}
 		for i, st := range s.Stages {
 			if err := st.Validate(fmt.Sprintf("%s.stages[%d]", field, i)); err != nil {
 				return err

@@ -37,6 +37,7 @@ func TestSpecValidate(t *testing.T) {
 		{"no input", Spec{Requests: 1, Arrival: poisson, OutputTokens: fixed}, "workload.input_tokens.type"},
 		{"bad output", Spec{Requests: 1, Arrival: poisson, InputTokens: fixed, OutputTokens: LengthSpec{Type: LengthNormal, Mean: 5, Stddev: -2}}, "workload.output_tokens.stddev"},
 		{"stage rate and concurrency", Spec{Stages: []StageSpec{{DurationS: 1, RateRPS: 1}, {DurationS: 1, RateRPS: 1, Concurrency: 1}}, InputTokens: fixed, OutputTokens: fixed}, "workload.stages[1]"},
+		{"too many stages", Spec{Stages: make([]StageSpec, MaxStages+1), InputTokens: fixed, OutputTokens: fixed}, "workload.stages"},
 		{"stage neither", Spec{Stages: []StageSpec{{DurationS: 1}}, InputTokens: fixed, OutputTokens: fixed}, "workload.stages[0]"},
 		{"stage duration 0", Spec{Stages: []StageSpec{{RateRPS: 1}}, InputTokens: fixed, OutputTokens: fixed}, "workload.stages[0].duration_s"},
 		{"stage negative concurrency", Spec{Stages: []StageSpec{{DurationS: 1, RateRPS: 1, Concurrency: -1}}, InputTokens: fixed, OutputTokens: fixed}, "workload.stages[0].concurrency"},
