@@ -7,8 +7,9 @@ import (
 
 // Distributions gathers a run's latency distributions: per request TTFT,
 // TPOT and E2E, and every inter-token gap (token-weighted ITL). Each is a
-// stats.Histogram, so memory stays fixed (about 200 KiB each) however many
-// requests run, and quantiles are within 0.1% of the samples'.
+// stats.Histogram, so memory stays bounded (a 4 KiB page for each power of
+// two the values span, at most 200 KiB) however many requests run, and
+// quantiles are within 0.1% of the samples'.
 //
 //	d := plot.NewDistributions()
 //	rep, err := sim.Run(ctx, cfg, d.Options()...)
