@@ -102,6 +102,9 @@ func writeInspection(w io.Writer, in *inspection) {
 	for _, h := range in.Hints {
 		fmt.Fprintf(tw, "Hint\t%s\n", h)
 	}
+	if len(d.Ignored) > 0 {
+		fmt.Fprintf(tw, "Not read\t%d keys: %s\n", len(d.Ignored), strings.Join(d.Ignored, ", "))
+	}
 	tw.Flush()
 	fmt.Fprintln(w)
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)

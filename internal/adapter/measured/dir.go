@@ -78,6 +78,7 @@ func LoadDir(fsys fs.FS, dir string) (*Run, error) {
 			if err != nil {
 				return nil, err
 			}
+			run.tidyIgnored()
 			return run, nil
 		}
 	}

@@ -182,6 +182,7 @@ func importLimited(r io.Reader, name, format string, maxBytes, maxLine int) (*Ru
 	}
 	run.Name, run.Format = baseName(name), f.name
 	run.normaliseModel()
+	run.tidyIgnored()
 	if err := p.check(run); err != nil {
 		return nil, err
 	}

@@ -28,6 +28,8 @@ type Description struct {
 	PrefixGroups   int      `json:"prefix_groups,omitempty"`
 	PrefixTokens   int      `json:"prefix_tokens,omitempty"`
 	Notes          []string `json:"notes,omitempty"`
+	// Ignored is what the reader did not use (Run.Ignored).
+	Ignored []string `json:"ignored,omitempty"`
 	Figures
 	// Stages describe each benchmark of a file that holds several.
 	Stages []StageDescription `json:"stages,omitempty"`
@@ -73,7 +75,7 @@ type StageDescription struct {
 func Describe(run *Run) Description {
 	d := Description{Name: run.Name, Format: run.Format, Model: run.Model, GPU: run.GPU, GPUNote: run.GPUNote, TP: run.TP, DP: run.DP,
 		ExpertParallel: run.ExpertParallel, EngineVersion: run.EngineVersion, Engine: run.Engine, LoggedBlocks: run.LoggedBlocks,
-		ServerSide: run.ServerSide, PrefixGroups: run.PrefixGroups, PrefixTokens: run.PrefixTokens, Notes: run.Engine.Extra}
+		ServerSide: run.ServerSide, PrefixGroups: run.PrefixGroups, PrefixTokens: run.PrefixTokens, Notes: run.Engine.Extra, Ignored: run.Ignored}
 	d.Engine.Extra = nil
 	d.Figures = figuresOf(run)
 	if len(run.Stages) > 1 || (len(run.Stages) == 1 && (run.Stages[0].Engine != nil || run.Stages[0].Label != "")) {

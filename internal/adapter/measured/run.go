@@ -109,6 +109,12 @@ type Run struct {
 	// Aggregate is the file's own summary of a single-benchmark run, the
 	// target for quantiles when per-request data is absent.
 	Aggregate *Aggregate `json:"aggregate,omitempty"`
+	// Ignored lists, sorted, the keys of the files (JSON paths, with
+	// "[]" for a list's elements; "column NAME" for CSV; "file NAME"
+	// for a folder's other files) that the reader did not use. A known
+	// metric that is present but cannot be used (its unit, its shape) is
+	// also said in a note.
+	Ignored []string `json:"ignored,omitempty"`
 }
 
 // Summary is a run's measured distributions, in milliseconds, and its
