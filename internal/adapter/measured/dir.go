@@ -25,12 +25,23 @@ var runDirKinds = []runDirKind{
 	{"llmservingsim", "meta.json and requests.jsonl (LLMServingSim; or <GPU>/<model>/ with them in vllm/)", IsLLMServingSimDir, LoadLLMServingSim},
 	{"inference-sim", "exp-config.yaml and otel_requests.csv (inference-sim ground truth)", isInferenceSimDir, LoadInferenceSim},
 	{"inference-perf-report", "stage_N_lifecycle_metrics.json (inference-perf reports)", IsInferencePerfReports, LoadInferencePerfReports},
+	{"inference-perf-run", "results/ with stage_N_lifecycle_metrics.json (an inference-perf run, manifests.yaml beside results/)", isInferencePerfRun, loadInferencePerfRun},
 	{"llmperf", "one *_individual_responses.json with its *_summary.json (llmperf)", isLLMPerfDir, loadLLMPerfDir},
 	{"vllm-bench", "summary.json beside run=N.json (vllm bench sweep serve)", isVLLMSweepDir, loadVLLMSweepDir},
 }
 
 func isInferenceSimDir(fsys fs.FS, dir string) bool {
 	return fileExists(fsys, path.Join(dir, "exp-config.yaml")) && fileExists(fsys, path.Join(dir, "otel_requests.csv"))
+}
+
+// isInferencePerfRun is a folder as the inference-perf demos publish a run:
+// the reports in results/, the server's manifests.yaml beside it.
+func isInferencePerfRun(fsys fs.FS, dir string) bool {
+	return IsInferencePerfReports(fsys, path.Join(dir, "results"))
+}
+
+func loadInferencePerfRun(fsys fs.FS, dir string) (*Run, error) {
+	return LoadInferencePerfReports(fsys, path.Join(dir, "results"))
 }
 
 func isLLMPerfDir(fsys fs.FS, dir string) bool { return len(llmperfRuns(fsys, dir)) == 1 }
@@ -67,7 +78,8 @@ func IsRunDir(fsys fs.FS, dir string) bool {
 
 // LoadDir reads a run folder of fsys, recognised by the files in it: an
 // LLMServingSim bench run, an inference-sim ground-truth run, an
-// inference-perf results folder (its per-stage reports), an llmperf result
+// inference-perf results folder (its per-stage reports) or the run folder
+// above it (with the server's manifests.yaml), an llmperf result
 // folder (responses and summary of one run) or a `vllm bench sweep serve`
 // combination folder (its summary.json). An unrecognised folder is an
 // ErrNotRunDir error saying what each kind holds.

@@ -16,6 +16,7 @@ type Description struct {
 	Name           string   `json:"name"`
 	Format         string   `json:"format"`
 	Model          string   `json:"model"`
+	ModelNote      string   `json:"model_note,omitempty"`
 	GPU            string   `json:"gpu"`
 	GPUNote        string   `json:"gpu_note,omitempty"`
 	TP             int      `json:"tp"`
@@ -49,6 +50,8 @@ type Figures struct {
 	Throughput       DescribedThroughput `json:"throughput"`
 	MeanInputTokens  float64             `json:"mean_input_tokens,omitempty"`
 	MeanOutputTokens float64             `json:"mean_output_tokens,omitempty"`
+	// Sent is the tool's account of the sends (Aggregate.Sent).
+	Sent *SentLoad `json:"sent,omitempty"`
 }
 
 // DescribedCounts accounts for a benchmark's requests (total = completed
@@ -73,7 +76,7 @@ type StageDescription struct {
 
 // Describe summarises what a run holds, as a whole and per benchmark.
 func Describe(run *Run) Description {
-	d := Description{Name: run.Name, Format: run.Format, Model: run.Model, GPU: run.GPU, GPUNote: run.GPUNote, TP: run.TP, DP: run.DP,
+	d := Description{Name: run.Name, Format: run.Format, Model: run.Model, ModelNote: run.ModelNote, GPU: run.GPU, GPUNote: run.GPUNote, TP: run.TP, DP: run.DP,
 		ExpertParallel: run.ExpertParallel, EngineVersion: run.EngineVersion, Engine: run.Engine, LoggedBlocks: run.LoggedBlocks,
 		ServerSide: run.ServerSide, PrefixGroups: run.PrefixGroups, PrefixTokens: run.PrefixTokens, Notes: run.Engine.Extra, Ignored: run.Ignored}
 	d.Engine.Extra = nil
@@ -139,7 +142,7 @@ func figuresOf(run *Run) Figures {
 	return Figures{Basis: "aggregate", Requests: DescribedCounts{Total: a.Completed + a.Failed, Completed: a.Completed, Failed: a.Failed},
 		TTFTMS: a.TTFTMS, TPOTMS: a.TPOTMS, ITLMS: a.ITLMS, E2EMS: a.E2EMS,
 		Throughput:      DescribedThroughput{a.RequestsPerS, a.OutputTokensPerS},
-		MeanInputTokens: a.MeanInputTokens, MeanOutputTokens: a.MeanOutputTokens}
+		MeanInputTokens: a.MeanInputTokens, MeanOutputTokens: a.MeanOutputTokens, Sent: a.Sent}
 }
 
 // chunkGapsMS are the gaps between the streamed chunks of the completed

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strings"
 
 	"github.com/headroom-sim/headroom/sim/stats"
 )
@@ -58,7 +59,22 @@ type Engine struct {
 	AsyncScheduling      *bool    `json:"async_scheduling,omitempty"`
 	KVCacheDType         string   `json:"kv_cache_dtype,omitempty"`
 	DType                string   `json:"dtype,omitempty"`
-	Extra                []string `json:"notes,omitempty"`
+	// Scheduler is "v0" for vLLM's V0 engine (VLLM_USE_V1=0), "v1" when
+	// the run says so, "" when it does not (the version decides).
+	Scheduler string `json:"scheduler,omitempty"`
+	// Speculative is the server's --speculative-config (nil: none recorded).
+	Speculative *Speculative `json:"speculative,omitempty"`
+	Extra       []string     `json:"notes,omitempty"`
+}
+
+// Speculative is vLLM's --speculative-config as a run records it: the
+// method (eagle, eagle3, mtp, ngram, draft_model …), the tokens proposed
+// per step and the draft model (an EAGLE head's repository, or a draft
+// model's id; "" for the model's own MTP layers or n-grams).
+type Speculative struct {
+	Method               string `json:"method"`
+	NumSpeculativeTokens int    `json:"num_speculative_tokens"`
+	DraftModel           string `json:"draft_model,omitempty"`
 }
 
 // Run is one measured benchmark run.
@@ -69,8 +85,11 @@ type Run struct {
 	// alias ("" when the run does not say).
 	Model string `json:"model"`
 	GPU   string `json:"gpu"`
-	// GPUNote says how the GPU was identified.
-	GPUNote string `json:"gpu_note,omitempty"`
+	// ModelNote and GPUNote say where the model and the GPU came from
+	// (a file and its field, or a flag); "" when from the result's own
+	// model field.
+	ModelNote string `json:"model_note,omitempty"`
+	GPUNote   string `json:"gpu_note,omitempty"`
 	TP      int    `json:"tp"`
 	// DP is the number of data-parallel engines (replicas).
 	DP int `json:"dp"`
@@ -100,6 +119,9 @@ type Run struct {
 	// (0: unknown).
 	PrefixGroups int `json:"prefix_groups,omitempty"`
 	PrefixTokens int `json:"prefix_tokens,omitempty"`
+	// PromptShape is the load config's shared-prefix prompts, as it states
+	// them (PrefixGroups and PrefixTokens are what the replay makes of it).
+	PromptShape *PromptShape `json:"prompt_shape,omitempty"`
 	// ServerSide says the times were taken at the server (no network).
 	ServerSide bool      `json:"server_side"`
 	Requests   []Request `json:"requests"`
@@ -115,6 +137,18 @@ type Run struct {
 	// metric that is present but cannot be used (its unit, its shape) is
 	// also said in a note.
 	Ignored []string `json:"ignored,omitempty"`
+}
+
+// PromptShape is a load generator's shared-prefix prompts
+// (inference-perf's data.shared_prefix): SystemPrompts system prompts of
+// SystemTokens tokens, each followed by UsersPerPrompt questions of
+// QuestionTokens tokens, asking for OutputTokens tokens.
+type PromptShape struct {
+	SystemPrompts  int `json:"system_prompts"`
+	UsersPerPrompt int `json:"users_per_prompt"`
+	SystemTokens   int `json:"system_tokens"`
+	QuestionTokens int `json:"question_tokens"`
+	OutputTokens   int `json:"output_tokens"`
 }
 
 // Summary is a run's measured distributions, in milliseconds, and its
@@ -212,12 +246,21 @@ type Overrides struct {
 	EnablePrefixCaching  *bool
 }
 
-// Apply writes the set overrides into r.
+// Apply writes the set overrides into r; the model and GPU notes then say
+// they came from --model and --gpu.
 func (o Overrides) Apply(r *Run) {
+	given := func(flag, v, recorded string) string {
+		if recorded == "" || strings.EqualFold(recorded, v) {
+			return "given with " + flag
+		}
+		return fmt.Sprintf("given with %s; the run records %q", flag, recorded)
+	}
 	if o.Model != "" {
+		r.ModelNote = given("--model", o.Model, r.Model)
 		r.Model = o.Model
 	}
 	if o.GPU != "" {
+		r.GPUNote = given("--gpu", o.GPU, r.GPU)
 		r.GPU = o.GPU
 	}
 	if o.TP > 0 {

@@ -192,6 +192,12 @@ func (e *Engine) merge(o *Engine) {
 	if o.DType != "" {
 		e.DType = o.DType
 	}
+	if o.Scheduler != "" {
+		e.Scheduler = o.Scheduler
+	}
+	if o.Speculative != nil {
+		e.Speculative = o.Speculative
+	}
 	e.Extra = append(e.Extra, o.Extra...)
 }
 
@@ -201,7 +207,8 @@ func (e *Engine) equal(o *Engine) bool {
 	return e.MaxNumSeqs == o.MaxNumSeqs && e.MaxNumBatchedTokens == o.MaxNumBatchedTokens && e.MaxModelLen == o.MaxModelLen &&
 		e.BlockSize == o.BlockSize && e.GPUMemoryUtilization == o.GPUMemoryUtilization && bp(e.EnablePrefixCaching, o.EnablePrefixCaching) &&
 		bp(e.EnableChunkedPrefill, o.EnableChunkedPrefill) && bp(e.AsyncScheduling, o.AsyncScheduling) &&
-		e.KVCacheDType == o.KVCacheDType && e.DType == o.DType && slices.Equal(e.Extra, o.Extra)
+		e.KVCacheDType == o.KVCacheDType && e.DType == o.DType && e.Scheduler == o.Scheduler &&
+		(e.Speculative == nil) == (o.Speculative == nil) && (e.Speculative == nil || *e.Speculative == *o.Speculative) && slices.Equal(e.Extra, o.Extra)
 }
 
 // jsonBool is a JSON boolean, or a string that spells one ("true",

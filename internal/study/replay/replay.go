@@ -3,6 +3,7 @@ package replay
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/headroom-sim/headroom/catalogs"
@@ -10,6 +11,7 @@ import (
 	"github.com/headroom-sim/headroom/internal/adapter/measured"
 	"github.com/headroom-sim/headroom/internal/study/scenario"
 	"github.com/headroom-sim/headroom/sim"
+	"github.com/headroom-sim/headroom/sim/engine"
 	"github.com/headroom-sim/headroom/sim/steptime"
 	"github.com/headroom-sim/headroom/sim/workload"
 )
@@ -72,6 +74,15 @@ func Scenario(run *measured.Run) scenario.Scenario {
 		// 0.11–0.13 had it as an opt-in experiment.
 		e.AsyncScheduling = false
 	}
+	if m.Scheduler != "" {
+		e.Scheduler = m.Scheduler
+	}
+	if sp := m.Speculative; sp != nil && slices.Contains(specMethods, sp.Method) {
+		e.Speculative = &engine.Speculative{Method: sp.Method, NumSpeculativeTokens: sp.NumSpeculativeTokens}
+		if sp.Method == engine.SpecDraftModel {
+			e.Speculative.DraftModel = sp.DraftModel
+		}
+	}
 	if m.KVCacheDType != "" {
 		s.KVCacheDType = m.KVCacheDType
 	}
@@ -82,6 +93,31 @@ func Scenario(run *measured.Run) scenario.Scenario {
 		s.WeightsDType = "fp16"
 	}
 	return s
+}
+
+// specMethods are the speculative methods the simulator models, by
+// vLLM's names for them.
+var specMethods = []string{engine.SpecDraftModel, engine.SpecEAGLE, engine.SpecEAGLE3, engine.SpecMTP, engine.SpecNgram}
+
+// ScenarioNotes say where the run's model and GPU came from, and what of
+// its recorded server the replay does not reproduce.
+func ScenarioNotes(run *measured.Run) []string {
+	var out []string
+	if run.ModelNote != "" {
+		out = append(out, fmt.Sprintf("model %s: %s", run.Model, run.ModelNote))
+	}
+	if run.GPUNote != "" {
+		out = append(out, fmt.Sprintf("GPU %s: %s", run.GPU, run.GPUNote))
+	}
+	if sp := run.Engine.Speculative; sp != nil && !slices.Contains(specMethods, sp.Method) {
+		out = append(out, fmt.Sprintf("speculative method %q is not modelled: replayed without speculative decoding", sp.Method))
+	}
+	if q := run.Quantization; q != "" {
+		if _, err := hardware.ParseDType(q); err != nil {
+			out = append(out, fmt.Sprintf("quantization %q is not modelled (no kernel model of it): the weights are simulated at the checkpoint's precision", q))
+		}
+	}
+	return out
 }
 
 // olderThan reports whether a "major.minor.patch" version is older than

@@ -372,8 +372,7 @@ func TestPartsOfSummaries(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		off := false // the server's flags (manifests.yaml), not in inference-perf's output
-		measured.Overrides{Model: "llama-3.1-8b", GPU: "h100-sxm", MaxNumSeqs: 128, MaxModelLen: 512, EnableChunkedPrefill: &off, EnablePrefixCaching: &off}.Apply(run)
+		// The model, GPU and server flags are manifests.yaml's.
 		parts, err := replay.Parts(run, cat, replay.Options{}, -1)
 		if err != nil {
 			t.Fatal(err)
@@ -385,7 +384,7 @@ func TestPartsOfSummaries(t *testing.T) {
 			w := p.Resolved.Config.Workload
 			a := run.Stages[i].Aggregate
 			if p.Basis != replay.BasisAggregate || p.Stage != i || p.Filter != -1 || w.Arrival.Type != workload.ArrivalConstant || w.Arrival.RateRPS != a.RateRPS ||
-				w.MaxConcurrency != 440 || w.Requests != a.Completed+a.Failed || w.SharedPrefix == nil || w.SharedPrefix.PrefixTokens != 128 {
+				w.MaxConcurrency != 440 || w.Requests != a.Completed+a.Failed || w.SharedPrefix == nil || w.SharedPrefix.PrefixTokens != 192 || w.SharedPrefix.Groups != 100 {
 				t.Errorf("part %d (%s): %s, arrival %+v, cap %d, %d requests, prefix %+v", i, p.Name, p.Basis, w.Arrival, w.MaxConcurrency, w.Requests, w.SharedPrefix)
 			}
 			if v, ok := p.Measured.Get("ttft_ms", "p99"); !ok || v != a.TTFTMS["p99"] {
@@ -394,7 +393,7 @@ func TestPartsOfSummaries(t *testing.T) {
 			if _, ok := p.Measured.Get("tpot_ms", "mean"); ok {
 				t.Errorf("part %d: a TPOT inference-perf did not measure", i)
 			}
-			if e := p.Resolved.Config.Engine; e.MaxNumSeqs != 128 || e.MaxModelLen != 512 || e.EnableChunkedPrefill || e.EnablePrefixCaching {
+			if e := p.Resolved.Config.Engine; e.MaxNumSeqs != 128 || e.MaxModelLen != 512 || e.EnableChunkedPrefill || e.EnablePrefixCaching || e.Scheduler != "v0" || p.Resolved.Config.Model.ID != "llama-3.1-8b" {
 				t.Errorf("part %d: engine %+v", i, p.Resolved.Config.Engine)
 			}
 		}
