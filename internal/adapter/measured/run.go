@@ -49,16 +49,16 @@ func (r *Request) TPOTS() (float64, bool) {
 // Engine is what a run records of the engine's settings; zero values are
 // unknown (the simulator then uses vLLM's defaults).
 type Engine struct {
-	MaxNumSeqs           int      `json:"max_num_seqs,omitempty"`
-	MaxNumBatchedTokens  int      `json:"max_num_batched_tokens,omitempty"`
-	MaxModelLen          int      `json:"max_model_len,omitempty"`
-	BlockSize            int      `json:"block_size,omitempty"`
-	GPUMemoryUtilization float64  `json:"gpu_memory_utilization,omitempty"`
-	EnablePrefixCaching  *bool    `json:"enable_prefix_caching,omitempty"`
-	EnableChunkedPrefill *bool    `json:"enable_chunked_prefill,omitempty"`
-	AsyncScheduling      *bool    `json:"async_scheduling,omitempty"`
-	KVCacheDType         string   `json:"kv_cache_dtype,omitempty"`
-	DType                string   `json:"dtype,omitempty"`
+	MaxNumSeqs           int     `json:"max_num_seqs,omitempty"`
+	MaxNumBatchedTokens  int     `json:"max_num_batched_tokens,omitempty"`
+	MaxModelLen          int     `json:"max_model_len,omitempty"`
+	BlockSize            int     `json:"block_size,omitempty"`
+	GPUMemoryUtilization float64 `json:"gpu_memory_utilization,omitempty"`
+	EnablePrefixCaching  *bool   `json:"enable_prefix_caching,omitempty"`
+	EnableChunkedPrefill *bool   `json:"enable_chunked_prefill,omitempty"`
+	AsyncScheduling      *bool   `json:"async_scheduling,omitempty"`
+	KVCacheDType         string  `json:"kv_cache_dtype,omitempty"`
+	DType                string  `json:"dtype,omitempty"`
 	// Scheduler is "v0" for vLLM's V0 engine (VLLM_USE_V1=0), "v1" when
 	// the run says so, "" when it does not (the version decides).
 	Scheduler string `json:"scheduler,omitempty"`
@@ -90,7 +90,7 @@ type Run struct {
 	// model field.
 	ModelNote string `json:"model_note,omitempty"`
 	GPUNote   string `json:"gpu_note,omitempty"`
-	TP      int    `json:"tp"`
+	TP        int    `json:"tp"`
 	// DP is the number of data-parallel engines (replicas).
 	DP int `json:"dp"`
 	// ExpertParallel: the MoE experts were sharded over TP × DP GPUs.
