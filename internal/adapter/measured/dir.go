@@ -24,6 +24,7 @@ type runDirKind struct {
 var runDirKinds = []runDirKind{
 	{"llmservingsim", "meta.json and requests.jsonl (LLMServingSim; or <GPU>/<model>/ with them in vllm/)", IsLLMServingSimDir, LoadLLMServingSim},
 	{"inference-sim", "exp-config.yaml and otel_requests.csv (inference-sim ground truth)", isInferenceSimDir, LoadInferenceSim},
+	{FormatBlisTrace, "trace.yaml and trace.csv (inference-sim blis observe trace v3)", isBlisTraceDir, LoadBlisTrace},
 	{"inference-perf-report", "stage_N_lifecycle_metrics.json (inference-perf reports)", IsInferencePerfReports, LoadInferencePerfReports},
 	{"inference-perf-run", "results/ with stage_N_lifecycle_metrics.json (an inference-perf run, manifests.yaml beside results/)", isInferencePerfRun, loadInferencePerfRun},
 	{"llmperf", "one *_individual_responses.json with its *_summary.json (llmperf)", isLLMPerfDir, loadLLMPerfDir},

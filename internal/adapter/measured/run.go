@@ -30,6 +30,11 @@ type Request struct {
 	// Stage is the index of the benchmark (Run.Stages) the request belongs
 	// to, for files that hold several; 0 otherwise.
 	Stage int `json:"stage"`
+	// DelayS is how much later than its schedule the client sent the
+	// request (a client-side cap, or the client's own lag), when the tool
+	// records both; 0 otherwise. SendS − DelayS is when the workload meant
+	// it to arrive.
+	DelayS float64 `json:"delay_s,omitempty"`
 }
 
 // OK reports whether the request completed with timings.
