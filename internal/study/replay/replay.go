@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -162,13 +163,7 @@ func Config(run *measured.Run, cat *catalogs.Catalog, opt Options) (*scenario.Re
 	if opt.UseLoggedBlocks && run.LoggedBlocks > 0 {
 		cfg.NumGPUBlocks = run.LoggedBlocks
 	}
-	recs := make([]workload.TraceRecord, 0, len(run.Requests))
-	for _, q := range run.Requests {
-		if q.Error != "" || q.InputTokens < 1 || q.OutputTokens < 1 {
-			continue
-		}
-		recs = append(recs, workload.TraceRecord{ArrivalS: q.SendS, InputTokens: q.InputTokens, OutputTokens: q.OutputTokens, HashIDs: q.HashIDs, Stage: q.Stage})
-	}
+	recs := TraceRecords(run, false)
 	cfg.Seed = uint64(max(opt.Seed, 1))
 	if len(recs) == 0 {
 		w, err := aggregateWorkload(run)
@@ -180,6 +175,34 @@ func Config(run *measured.Run, cat *catalogs.Catalog, opt Options) (*scenario.Re
 	}
 	cfg.Workload = sim.Workload{Trace: recs, TraceHashTokens: run.HashTokens}
 	return res, nil
+}
+
+// TraceRecords are a run's completed requests as a workload trace, in
+// send order with the first at 0 s: each request's lengths, prompt hash ids
+// and stage (a benchmark, or a tenant of a trace) at its send time, or,
+// with scheduled, at the time the workload meant it to arrive (the send
+// less the client's recorded delay, Request.DelayS). Failed requests and
+// requests without tokens are left out.
+func TraceRecords(run *measured.Run, scheduled bool) []workload.TraceRecord {
+	recs := make([]workload.TraceRecord, 0, len(run.Requests))
+	for _, q := range run.Requests {
+		if q.Error != "" || q.InputTokens < 1 || q.OutputTokens < 1 {
+			continue
+		}
+		t := q.SendS
+		if scheduled {
+			t -= q.DelayS
+		}
+		recs = append(recs, workload.TraceRecord{ArrivalS: t, InputTokens: q.InputTokens, OutputTokens: q.OutputTokens, HashIDs: q.HashIDs, Stage: q.Stage})
+	}
+	slices.SortStableFunc(recs, func(a, b workload.TraceRecord) int { return cmp.Compare(a.ArrivalS, b.ArrivalS) })
+	if len(recs) > 0 {
+		t0 := recs[0].ArrivalS
+		for i := range recs {
+			recs[i].ArrivalS = max(recs[i].ArrivalS-t0, 0)
+		}
+	}
+	return recs
 }
 
 // aggregateWorkload rebuilds the load of a benchmark that only has a

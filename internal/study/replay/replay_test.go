@@ -445,3 +445,22 @@ func TestPartsOfSummaries(t *testing.T) {
 		}
 	})
 }
+
+// TestTraceRecords: a run's completed requests as a trace, at their sends
+// or their scheduled arrivals (the send less the client's delay).
+func TestTraceRecords(t *testing.T) {
+	run := &measured.Run{Requests: []measured.Request{
+		{SendS: 0.2, DelayS: 0.2, InputTokens: 10, OutputTokens: 5, TTFTS: 0.1, E2ES: 0.5, Stage: 1},
+		{SendS: 1, DelayS: 0.5, InputTokens: 20, OutputTokens: 5, TTFTS: 0.1, E2ES: 0.5},
+		{SendS: 1.5, InputTokens: 20, OutputTokens: 5, Error: "503"},
+	}}
+	for _, c := range []struct {
+		scheduled bool
+		want      []float64
+	}{{false, []float64{0, 0.8}}, {true, []float64{0, 0.5}}} {
+		recs := replay.TraceRecords(run, c.scheduled)
+		if len(recs) != 2 || recs[0].ArrivalS != c.want[0] || recs[1].ArrivalS != c.want[1] || recs[0].Stage != 1 || recs[1].InputTokens != 20 {
+			t.Errorf("scheduled %v: %+v", c.scheduled, recs)
+		}
+	}
+}
