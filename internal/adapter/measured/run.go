@@ -105,6 +105,10 @@ type Run struct {
 	// whole experts per GPU (0: unstated).
 	MoETP int `json:"moe_tp,omitempty"`
 	MoEEP int `json:"moe_ep,omitempty"`
+	// Disagg is the layout of a disaggregated run (prefill and decode
+	// engines apart), nil for one that is not; TP, DP, MoETP and MoEEP are
+	// then its decode engines'.
+	Disagg *Disagg `json:"disagg,omitempty"`
 	// Quantization is the precision the run served at when it names one
 	// (fp8, fp4 …); "" = the checkpoint's own.
 	Quantization string `json:"quantization,omitempty"`
@@ -142,6 +146,24 @@ type Run struct {
 	// metric that is present but cannot be used (its unit, its shape) is
 	// also said in a note.
 	Ignored []string `json:"ignored,omitempty"`
+}
+
+// Disagg is a disaggregated run's two pools of engines.
+type Disagg struct {
+	Prefill Pool `json:"prefill"`
+	Decode  Pool `json:"decode"`
+}
+
+// Pool is one pool of a disaggregated run: Workers engines, each of TP ×
+// DP GPUs with the experts split MoETP × MoEEP, BatchSize requests in
+// flight per attention-DP rank as the tool configured it.
+type Pool struct {
+	Workers   int `json:"workers"`
+	TP        int `json:"tp"`
+	DP        int `json:"dp"`
+	MoETP     int `json:"moe_tp"`
+	MoEEP     int `json:"moe_ep"`
+	BatchSize int `json:"batch_size"`
 }
 
 // PromptShape is a load generator's shared-prefix prompts

@@ -125,11 +125,15 @@ func TestClosedLoopRunsMeetTheBars(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	runs, err := measured.ReadSilicon(f, path.Base(table))
+	tab, err := measured.ReadSilicon(f, path.Base(table))
 	f.Close()
 	if err != nil {
 		t.Fatal(err)
 	}
+	if len(tab.Skipped) > 0 {
+		t.Errorf("rows skipped: %q", tab.Skipped)
+	}
+	runs := tab.Runs
 	start := time.Now()
 	rs := replay.ReplayMeans(t.Context(), runs, cat, replay.MeanOptions{Options: replayOptions(cat)})
 	t.Logf("replayed %d closed-loop runs in %v", len(rs), time.Since(start).Round(time.Second))

@@ -45,6 +45,18 @@ func Scenario(run *measured.Run) scenario.Scenario {
 		s.DP = run.DP
 	}
 	s.ExpertParallel = run.ExpertParallel || run.MoEEP > 1
+	if d := run.Disagg; d != nil {
+		// Prefill and decode engines apart, each pool with its own
+		// workers and layout; the KV cache crosses the default link.
+		pool := func(p measured.Pool) scenario.PoolSpec {
+			ps := scenario.PoolSpec{TP: max(p.TP, 1), Replicas: max(p.Workers, 1)}
+			if p.DP > 1 {
+				ps.DP = p.DP
+			}
+			return ps
+		}
+		s.Disaggregation = &scenario.DisaggregationSpec{Prefill: pool(d.Prefill), Decode: pool(d.Decode)}
+	}
 	e, m := &s.Engine, &run.Engine
 	if m.MaxNumSeqs > 0 {
 		e.MaxNumSeqs = m.MaxNumSeqs
