@@ -99,6 +99,11 @@ func parsePerfSummary(p *parser) (*Run, error) {
 		if err := p.unmarshal(0, "records", raw, &metrics); err != nil {
 			return nil, err
 		}
+		for k := range top {
+			if k != "records" && k != "input_config" && !perfVersionKeys(k) {
+				run.ignore("", k)
+			}
+		}
 	}
 	a := &Aggregate{}
 	for _, tag := range slices.Sorted(maps.Keys(metrics)) {

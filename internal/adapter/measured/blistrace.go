@@ -309,14 +309,6 @@ func LoadBlisTrace(fsys fs.FS, dir string) (*Run, error) {
 	} else {
 		run.note("no trace.itl.csv: the chunk times, hence ITL, are not known")
 	}
-	ents, _ := fs.ReadDir(fsys, dir)
-	for _, e := range ents {
-		switch e.Name() {
-		case "trace.yaml", "trace.csv", "trace.itl.csv":
-		default:
-			run.ignore("file ", e.Name())
-		}
-	}
 	if err := applyServerConfig(fsys, dir, run); err != nil {
 		return nil, err
 	}

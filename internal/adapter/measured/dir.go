@@ -77,7 +77,8 @@ func IsRunDir(fsys fs.FS, dir string) bool {
 	return slices.ContainsFunc(runDirKinds, func(k runDirKind) bool { return k.is(fsys, dir) })
 }
 
-// LoadDir reads a run folder of fsys, recognised by the files in it: an
+// LoadDir reads a run folder of fsys, recognised by the files in it (the
+// folder's files it does not read are listed in Run.Ignored): an
 // LLMServingSim bench run, an inference-sim ground-truth run, an
 // inference-perf results folder (its per-stage reports) or the run folder
 // above it (with the server's manifests.yaml), an llmperf result
@@ -87,9 +88,16 @@ func IsRunDir(fsys fs.FS, dir string) bool {
 func LoadDir(fsys fs.FS, dir string) (*Run, error) {
 	for _, k := range runDirKinds {
 		if k.is(fsys, dir) {
-			run, err := k.load(fsys, dir)
+			rec := &readFS{FS: fsys, opened: map[string]bool{}}
+			run, err := k.load(rec, dir)
 			if err != nil {
 				return nil, err
+			}
+			ents, _ := fs.ReadDir(fsys, dir)
+			for _, e := range ents {
+				if e.Type().IsRegular() && !rec.opened[path.Join(dir, e.Name())] {
+					run.ignore("file ", e.Name())
+				}
 			}
 			run.tidyIgnored()
 			return run, nil
@@ -126,3 +134,19 @@ func FindRunDirs(fsys fs.FS, root string) ([]string, error) {
 	slices.Sort(out)
 	return out, err
 }
+
+// readFS records the files a loader opens, so that LoadDir can list the
+// folder's files it did not read (Stat and ReadDir do not count).
+type readFS struct {
+	fs.FS
+	opened map[string]bool
+}
+
+func (r *readFS) Open(name string) (fs.File, error) {
+	r.opened[name] = true
+	return r.FS.Open(name)
+}
+
+func (r *readFS) Stat(name string) (fs.FileInfo, error) { return fs.Stat(r.FS, name) }
+
+func (r *readFS) ReadDir(name string) ([]fs.DirEntry, error) { return fs.ReadDir(r.FS, name) }

@@ -436,3 +436,40 @@ func (r *Run) tidyIgnored() {
 		r.Ignored = append(r.Ignored[:maxIgnored], fmt.Sprintf("… and %d more", n-maxIgnored))
 	}
 }
+
+// tagsOf is a used-key test of the JSON names of a struct's fields (v is
+// the struct or a pointer to it): the keys a reader decodes.
+func tagsOf(v any) func(string) bool {
+	t := reflect.TypeOf(v)
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	set := map[string]bool{}
+	for i := range t.NumField() {
+		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
+		if name != "" && name != "-" {
+			set[name] = true
+		}
+	}
+	return func(k string) bool { return set[k] }
+}
+
+// ignoreField is ignoreJSON of the object under key of the JSON object raw.
+func (r *Run) ignoreField(prefix string, raw []byte, key string, used func(string) bool) {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(pyJSON(raw), &m) != nil {
+		return
+	}
+	if sub, ok := m[key]; ok {
+		r.ignoreJSON(prefix+key+".", sub, used)
+	}
+}
+
+// ignoreColumns records the CSV columns used does not accept.
+func (r *Run) ignoreColumns(t *csvTable, used func(string) bool) {
+	for c := range t.col {
+		if !used(c) {
+			r.ignore("column ", c)
+		}
+	}
+}
