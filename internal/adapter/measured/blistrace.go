@@ -426,16 +426,7 @@ func attachBlisChunks(fsys fs.FS, name string, scale float64, run *Run, rows *bl
 // levels above it, the server's settings as the residency runs record
 // them.
 func applyServerConfig(fsys fs.FS, dir string, run *Run) error {
-	name := ""
-	for up, d := 0, dir; up < 4; up, d = up+1, path.Dir(d) {
-		if c := path.Join(d, "server_config.json"); fileExists(fsys, c) {
-			name = c
-			break
-		}
-		if d == "." {
-			break
-		}
-	}
+	name := findAbove(fsys, dir, 3, "server_config.json")
 	if name == "" {
 		run.note("no server_config.json beside the trace or above it: the server's settings are unknown (vLLM's defaults)")
 		return nil

@@ -17,18 +17,7 @@ import (
 // reference data's formats/ folder holds import as, figure by figure
 // against the files' own text.
 func TestRealFormatFiles(t *testing.T) {
-	imp := func(t *testing.T, path string) *Run {
-		t.Helper()
-		b, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		run, err := Import(strings.NewReader(string(b)), path, "")
-		if err != nil {
-			t.Fatal(err)
-		}
-		return run
-	}
+	imp := importFixture
 	t.Run("genai-perf csv with thousands separators", func(t *testing.T) {
 		a := imp(t, "testdata/genai-perf-csv/profile_export_genai_perf.csv").Aggregate
 		if a.TTFTMS["mean"] != 1146.31 || a.TTFTMS["max"] != 3485.23 || a.E2EMS["p50"] != 5690.23 || a.TPOTMS["p99"] != 35.23 {

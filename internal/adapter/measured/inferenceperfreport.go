@@ -394,16 +394,7 @@ type ipConfig struct {
 // request repeats an earlier one), so the replay's shared prefix is the
 // whole prompt: system × users groups of system + question tokens.
 func applyIPConfig(fsys fs.FS, dir string, run *Run) error {
-	name := ""
-	for up, d := 0, dir; up < 3; up, d = up+1, path.Dir(d) {
-		if c := path.Join(d, "config.yaml"); fileExists(fsys, c) {
-			name = c
-			break
-		}
-		if d == "." {
-			break
-		}
-	}
+	name := findAbove(fsys, dir, 2, "config.yaml")
 	if name == "" {
 		run.note("no inference-perf config.yaml beside the reports: the load type, the cap on requests in flight and prompt sharing are unknown (Poisson arrivals assumed)")
 		return nil
@@ -473,6 +464,22 @@ func applyIPConfig(fsys fs.FS, dir string, run *Run) error {
 	}
 	run.note("%s: %s", name, strings.Join(said, ", "))
 	return nil
+}
+
+// findAbove is the first of names in dir, else in the folder above it, up
+// to levels folders up ("" when none is there).
+func findAbove(fsys fs.FS, dir string, levels int, names ...string) string {
+	for up, d := 0, dir; up <= levels; up, d = up+1, path.Dir(d) {
+		for _, n := range names {
+			if p := path.Join(d, n); fileExists(fsys, p) {
+				return p
+			}
+		}
+		if d == "." {
+			break
+		}
+	}
+	return ""
 }
 
 // importFile imports one file of fsys as format.

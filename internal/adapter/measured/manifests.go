@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"path"
 	"regexp"
 	"slices"
 	"strings"
@@ -72,25 +71,10 @@ type k8sPodSpec struct {
 	NodeSelector map[string]string `yaml:"nodeSelector"`
 }
 
-// findManifests is the manifests file in dir or the folder above it ("" when none).
-func findManifests(fsys fs.FS, dir string) string {
-	for _, d := range []string{dir, path.Dir(dir)} {
-		for _, n := range manifestNames {
-			if p := path.Join(d, n); fileExists(fsys, p) {
-				return p
-			}
-		}
-		if d == "." {
-			break
-		}
-	}
-	return ""
-}
-
 // applyManifests reads the server's manifests beside the results (see
 // above) into run; a folder without them is left as it is.
 func applyManifests(fsys fs.FS, dir string, run *Run) error {
-	name := findManifests(fsys, dir)
+	name := findAbove(fsys, dir, 1, manifestNames...)
 	if name == "" {
 		return nil
 	}
