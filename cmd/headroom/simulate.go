@@ -72,7 +72,10 @@ func runSimulate(ctx context.Context, e *env, args []string) error {
 	var maxEvents int64
 	var progress bool
 	var outs runOutputs
+	var wr workloadRun
 	fs := newFlagSet("simulate")
+	fs.StringVar(&wr.path, "workload-run", "", "replay a measured run's requests as the workload (a run folder or result file, as validate --run reads: a blis observe trace, an LLMServingSim run …): their arrivals, lengths and tenants or benchmarks")
+	fs.StringVar(&wr.arrivals, "workload-arrivals", "send", "with --workload-run: arrive at the run's send times (send) or at its scheduled arrivals, without the client's recorded delay (schedule)")
 	fs.StringVar(&outs.plotDir, "plot-dir", "", "write SVG charts (TTFT/TPOT/ITL/E2E CDFs, KV usage and queues over time) into this directory")
 	fs.StringVar(&outs.metricsOut, "metrics-out", "", "write the run as OpenMetrics text under vLLM's metric names (for Prometheus and vLLM's Grafana dashboards)")
 	f.register(fs)
@@ -98,6 +101,13 @@ func runSimulate(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	if wr.path != "" {
+		msg, err := wr.apply(res, "")
+		if err != nil {
+			return err
+		}
+		fmt.Fprintln(e.stderr, "headroom simulate: "+msg)
+	}
 	res.Config.MaxEvents = maxEvents
 	if outs.plotDir != "" || outs.metricsOut != "" {
 		res.Config.Report.Timeseries = true // the timeline and the metrics need it
@@ -108,6 +118,9 @@ func runSimulate(ctx context.Context, e *env, args []string) error {
 		defer cancel()
 	}
 	opts := outs.options()
+	if wr.run != nil {
+		opts = append(opts, wr.sink())
+	}
 	if progress {
 		opts = append(opts, sim.WithProgress(func(p float64) { fmt.Fprintf(e.stderr, "\rsimulating: %3.0f%%", 100*p) }))
 	}
@@ -125,6 +138,7 @@ func runSimulate(ctx context.Context, e *env, args []string) error {
 		return writeJSON(e.stdout, rep)
 	}
 	writeReportTable(e.stdout, sc, res, rep)
+	wr.writeStages(e.stdout)
 	return nil
 }
 
