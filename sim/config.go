@@ -138,6 +138,16 @@ func (c *Config) moeSplit() (tp, ep int) {
 	return gpus, 1
 }
 
+// prefixField puts prefix before the field a *hardware.FieldError names;
+// other errors pass unchanged.
+func prefixField(prefix string, err error) error {
+	var fe *hardware.FieldError
+	if errors.As(err, &fe) {
+		return &hardware.FieldError{Field: prefix + fe.Field, Reason: fe.Reason}
+	}
+	return err
+}
+
 func orOne(v float64) float64 {
 	if v == 0 {
 		return 1
@@ -169,17 +179,16 @@ func (c *Config) Validate() error {
 	case c.Workload.Trace == nil && (c.Workload.Input == nil || c.Workload.Output == nil):
 		return fmt.Errorf("sim: workload needs input and output length samplers or a trace")
 	}
+	if err := engine.CheckBlocks(c.NumGPUBlocks, c.BlockBytes, float64(c.GPU.MemoryBytes), c.Engine.NumGPUBlocksOverride > 0); err != nil {
+		return prefixField("engine.", err)
+	}
 	if c.Autoscale != nil {
 		if err := c.Autoscale.validate(c.Replicas); err != nil {
 			return err
 		}
 	}
 	if err := c.Engine.Validate(c.Model); err != nil {
-		var fe *hardware.FieldError
-		if errors.As(err, &fe) {
-			return &hardware.FieldError{Field: "engine." + fe.Field, Reason: fe.Reason}
-		}
-		return err
+		return prefixField("engine.", err)
 	}
 	if sp := c.Speculative; sp != nil {
 		if c.Engine.Scheduler == engine.SchedulerV0 {
