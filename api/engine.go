@@ -208,32 +208,15 @@ func (d *Domain) Prepare(sc scenario.Scenario, run RunEnv) (*scenario.Resolved, 
 	return sc.Resolve(d.Env(run))
 }
 
-// Simulate runs sim.Run. Its errors other than ctx's are the scenario's
-// doing: they wrap ErrSimulation (422) unless they already name a field
-// or a limit.
+// Simulate runs sim.Run. Its errors keep their kind (problemFor): a
+// field or a limit is the input's, a sim.ErrInternal or an error no rule
+// knows the server's (500, logged).
 func (d *Domain) Simulate(ctx context.Context, res *scenario.Resolved, progress func(float64)) (*sim.Report, error) {
 	var opts []sim.Option
 	if progress != nil {
 		opts = append(opts, sim.WithProgress(progress))
 	}
-	rep, err := sim.Run(ctx, res.Config, opts...)
-	if err != nil {
-		return nil, simulationError(ctx, err)
-	}
-	return rep, nil
-}
-
-// simulationError classifies a failed run: ctx's end passes as it is, an
-// error problemFor knows keeps its status, anything else becomes
-// ErrSimulation.
-func simulationError(ctx context.Context, err error) error {
-	if ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
-		return err
-	}
-	if _, internal := problemFor(err); internal {
-		return fmt.Errorf("%w: %w", ErrSimulation, err)
-	}
-	return err
+	return sim.Run(ctx, res.Config, opts...)
 }
 
 // decodeScenario decodes a scenario body strictly: unknown keys are errors
