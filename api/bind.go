@@ -15,19 +15,10 @@ import (
 	"github.com/go-playground/validator/v10"
 )
 
-// readBody reads the whole body; the limit middleware has capped it, so an
-// over-long body fails with *http.MaxBytesError.
-func readBody(c *gin.Context) ([]byte, error) {
-	if c.Request.Body == nil {
-		return nil, nil
-	}
-	return io.ReadAll(c.Request.Body)
-}
-
 // bindJSON decodes the body into dst strictly (unknown keys and trailing
 // data are errors) and checks its binding tags and cross-field rules.
 func (s *Server) bindJSON(c *gin.Context, dst any) error {
-	body, err := readBody(c)
+	body, err := s.readBody(c)
 	if err != nil {
 		return err
 	}

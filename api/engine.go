@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"io/fs"
 	"path/filepath"
 	"strings"
@@ -71,9 +72,10 @@ type Domain struct {
 }
 
 // NewDomain serves base, extended with the models of storeDir (when not
-// ""), where POST /v1/models also writes.
-func NewDomain(base *catalogs.Catalog, storeDir string) (*Domain, error) {
-	st, err := newCatalogStore(base, storeDir)
+// ""), where POST /v1/models also writes; log receives what loading the
+// store skipped (nil: discarded).
+func NewDomain(base *catalogs.Catalog, storeDir string, log *slog.Logger) (*Domain, error) {
+	st, err := newCatalogStore(base, storeDir, log)
 	if err != nil {
 		return nil, err
 	}

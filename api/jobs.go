@@ -120,6 +120,11 @@ type job struct {
 	cancel     context.CancelFunc
 	// cancelled is set by Cancel: the run's end is then "cancelled".
 	cancelled bool
+	// held is what SubmitHeld handed over (the runner reads it with
+	// heldValue), release what gives its memory back: called once the job
+	// is final, however it ends.
+	held    any
+	release func()
 }
 
 // NewJobManager makes a manager; register kinds, then Start it.
@@ -179,6 +184,25 @@ func (m *JobManager) Start() {
 // Submit checks params and queues a job. Errors: an unknown kind or the
 // check's error, *QueueFullError, ErrShuttingDown.
 func (m *JobManager) Submit(kind string, params json.RawMessage) (JobView, error) {
+	return m.submit(kind, params, true, nil, nil)
+}
+
+// SubmitHeld queues a job whose input the caller has checked and holds in
+// memory (held, which the runner reads with heldValue; params only record
+// it): the job keeps it until it is final, then calls release. When
+// SubmitHeld fails the caller still owns held and release.
+func (m *JobManager) SubmitHeld(kind string, params json.RawMessage, held any, release func()) (JobView, error) {
+	return m.submit(kind, params, false, held, release)
+}
+
+// heldKey carries a job's held value in its runner's context.
+type heldKey struct{}
+
+// heldValue is what SubmitHeld handed the job running under ctx (nil for
+// a job submitted with Submit).
+func heldValue(ctx context.Context) any { return ctx.Value(heldKey{}) }
+
+func (m *JobManager) submit(kind string, params json.RawMessage, check bool, held any, release func()) (JobView, error) {
 	m.mu.Lock()
 	k, ok := m.kinds[kind]
 	known := make([]string, 0, len(m.kinds))
@@ -191,7 +215,7 @@ func (m *JobManager) Submit(kind string, params json.RawMessage) (JobView, error
 		return JobView{}, &ValidationError{Fields: []FieldProblem{{Field: "kind",
 			Reason: fmt.Sprintf("unknown job kind %q (known: %s)", kind, strings.Join(known, ", "))}}}
 	}
-	if k.check != nil {
+	if k.check != nil && check {
 		if err := k.check(params); err != nil {
 			return JobView{}, err
 		}
@@ -203,7 +227,7 @@ func (m *JobManager) Submit(kind string, params json.RawMessage) (JobView, error
 	}
 	m.evictLocked()
 	m.seq++
-	j := &job{id: rand.Text(), kind: kind, seq: m.seq, params: params, state: JobQueued, created: m.opt.Now()}
+	j := &job{id: rand.Text(), kind: kind, seq: m.seq, params: params, state: JobQueued, created: m.opt.Now(), held: held, release: release}
 	select {
 	case m.queue <- j:
 	default:
@@ -379,6 +403,9 @@ func (m *JobManager) runOne(j *job) {
 	k := m.kinds[j.kind]
 	ctx, cancel := context.WithTimeout(m.base, m.opt.Timeout)
 	defer cancel()
+	if j.held != nil {
+		ctx = context.WithValue(ctx, heldKey{}, j.held)
+	}
 	j.cancel = cancel
 	j.state, j.started = JobRunning, m.opt.Now()
 	m.opt.OnTransition(j.kind, JobQueued, JobRunning)
@@ -496,7 +523,11 @@ func (m *JobManager) finishLocked(j *job, to JobState, raw []byte, err error) {
 	from := j.state
 	j.state, j.result, j.err, j.finished = to, raw, err, m.opt.Now()
 	m.resultBytes += int64(len(raw))
-	j.params = nil
+	j.params, j.held = nil, nil
+	if j.release != nil {
+		j.release()
+		j.release = nil
+	}
 	m.opt.OnTransition(j.kind, from, to)
 	if err != nil && to == JobFailed {
 		if _, internal := problemFor(err); internal {

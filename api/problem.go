@@ -137,8 +137,8 @@ func problem(status int, slug, title, detail string) Problem {
 // is wrong, fields named), not found (404), infeasible (422: the
 // configuration cannot serve the model), limit (413, 422, 429: beyond a
 // bound of the server or of the simulator), internal (500: the server's
-// fault, logged), or the protocol's own (401, 405, 406, 409, 415, 503,
-// 504).
+// fault, logged), or the protocol's own (401, 405, 406, 408, 409, 415,
+// 503, 504).
 type kind struct {
 	status      int
 	slug, title string
@@ -156,6 +156,7 @@ var (
 	kindCalibration = kind{http.StatusUnprocessableEntity, "calibration-failed", "Calibration failed"}
 
 	kindTooLarge    = kind{http.StatusRequestEntityTooLarge, "body-too-large", "Request body too large"}
+	kindBodyTimeout = kind{http.StatusRequestTimeout, "body-timeout", "Request body too slow"}
 	kindLimit       = kind{http.StatusUnprocessableEntity, "over-limit", "Over the limit"}
 	kindResultLimit = kind{http.StatusUnprocessableEntity, "result-too-large", "Result too large"}
 	kindQueueFull   = kind{http.StatusTooManyRequests, "queue-full", "Job queue full"}
@@ -187,6 +188,7 @@ var kindRules = []struct {
 	{as[*http.MaxBytesError], kindTooLarge},
 	{as[*bodyTooLargeError], kindTooLarge},
 	{is(measured.ErrTooLarge), kindTooLarge},
+	{is(errBodyTimeout), kindBodyTimeout},
 	{is(ErrShuttingDown), kindCancelled},
 	{is(context.Canceled), kindCancelled},
 	{is(context.DeadlineExceeded), kindTimeout},

@@ -151,7 +151,7 @@ func TestSimulateTable(t *testing.T) {
 func TestKernelDBDirConfig(t *testing.T) {
 	cfg := testConfig()
 	cfg.KernelDBDir = filepath.Join(t.TempDir(), "absent")
-	dom, err := NewDomain(mustBuiltin(t), "")
+	dom, err := NewDomain(mustBuiltin(t), "", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

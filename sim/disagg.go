@@ -157,7 +157,7 @@ func (d *Disaggregation) validate(c *Config) error {
 	// The longest request's KV must cross the link within the clock.
 	n := max(c.Engine.MaxModelLen, p.Engine.MaxModelLen)
 	bytes := math.Max(float64(c.blockUnits()(n))*c.BlockBytes, float64(d.prefillConfig(c).blockUnits()(n))*p.BlockBytes)
-	if t, _ := toTime(bytes/l.BandwidthGBps, 1, true); t == beyond {
+	if t, ok := toTime(bytes/l.BandwidthGBps, 1, true); !ok || t == beyond {
 		return &hardware.FieldError{Field: "disaggregation.kv_transfer.bandwidth_gbps", Reason: fmt.Sprintf(
 			"%g GB/s moves the KV cache of one max_model_len request (%d tokens, %.4g MB per GPU) in %.3g s, past the %d s (about 116 days) the simulator covers",
 			l.BandwidthGBps, n, bytes/1e6, bytes/l.BandwidthGBps/1e9, MaxSimulatedSeconds)}

@@ -46,8 +46,10 @@ func (pd *disagg) linkTime(bytes float64) Time {
 		return 0
 	}
 	// Disaggregation.validate bounded the largest transfer by the clock.
-	t, _ := toTime(bytes/pd.bytesPerNS, 1, true)
-	return t
+	if t, ok := toTime(bytes/pd.bytesPerNS, 1, true); ok {
+		return t
+	}
+	return beyond
 }
 
 // reserve books both ranks' links for a transfer of dur that may start at
