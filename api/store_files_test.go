@@ -142,10 +142,10 @@ func TestDamagedCalibrationStoreIsAnError(t *testing.T) {
 		t.Fatal(err)
 	}
 	for name, data := range map[string][]byte{
-		"cut in half":      whole[:len(whole)/2],
-		"cut to one page":  whole[:4096],
-		"overwritten":      bytes.Repeat([]byte{0xAB}, len(whole)),
-		"a few bytes left": whole[:100],
+		"cut in half":                        whole[:len(whole)/2],
+		"cut to one page":                    whole[:4096],
+		"overwritten":                        bytes.Repeat([]byte{0xAB}, len(whole)),
+		"a few bytes left":                   whole[:100],
 		"pages overwritten, meta pages kept": append(append([]byte{}, whole[:8192]...), bytes.Repeat([]byte{0xAB}, len(whole)-8192)...),
 	} {
 		t.Run(name, func(t *testing.T) {
