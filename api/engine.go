@@ -181,8 +181,26 @@ func (d *Domain) Env(run RunEnv) scenario.Env {
 			if err != nil {
 				return nil, err
 			}
-			return d.kernels.Load(g, dir)
+			db, err := d.kernels.Load(g, dir)
+			if err != nil {
+				return nil, kernelDBError(name, dir, run.KernelDBDir, g, err)
+			}
+			return db, nil
 		}}
+}
+
+// kernelDBError words a kernel database that could not be read by the
+// name the request gave: the server's paths and what else its
+// kernel_db_dir holds are not the client's to see.
+func kernelDBError(name, dir, root string, g *hardware.GPU, err error) error {
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("%q: no such kernel database under the server's kernel_db_dir", name)
+	case errors.Is(err, kerneldb.ErrNoSystem):
+		return fmt.Errorf("%q: %w for %s", name, kerneldb.ErrNoSystem, g.ID)
+	}
+	msg := strings.ReplaceAll(err.Error(), dir, name)
+	return errors.New(strings.ReplaceAll(msg, root, "kernel_db_dir"))
 }
 
 // ErrKernelDBNotAllowed refuses a kernel_db over the API when the server

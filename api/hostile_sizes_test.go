@@ -101,3 +101,13 @@ func TestReportsSayWhenNothingCompletes(t *testing.T) {
 		t.Errorf("a bucket weight of 1e308: HTTP %d %s", r.status, r.body)
 	}
 }
+
+// TestModelTextAndSizesBounded (issue 23, smaller items): an hf_id with a
+// line break and num_hidden_layers 1e9 are refused naming the field.
+func TestModelTextAndSizesBounded(t *testing.T) {
+	h := newTestServer(t, nil).Handler()
+	r := do(t, h, "POST", "/v1/models?id=tiny&hf_id=org/x%0Aaliases:%20[llama-3.1-70b]", tinyConfig)
+	r.wantProblem(t, "invalid-request", "hf_id")
+	r = do(t, h, "POST", "/v1/models?id=deep", strings.Replace(tinyConfig, `"num_hidden_layers":1`, `"num_hidden_layers":1000000000`, 1))
+	r.wantProblem(t, "invalid-request", "num_hidden_layers")
+}

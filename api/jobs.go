@@ -266,7 +266,7 @@ func (m *JobManager) lookupLocked(id string) (*job, error) {
 	m.evictLocked()
 	j, ok := m.jobs[id]
 	if !ok {
-		return nil, notFound("job %q (finished jobs are kept for %s)", id, m.opt.ResultTTL)
+		return nil, notFound("job %q: no such job here (finished jobs are kept for %s, and no job outlives the server process: one from before a restart is gone)", id, m.opt.ResultTTL)
 	}
 	return j, nil
 }
@@ -318,7 +318,10 @@ func (m *JobManager) Result(id string) (JobView, any, error) {
 
 // Cancel stops or deletes a job: a queued one is cancelled at once, a
 // running one once its runner returns (both stay listed, cancelled); a
-// finished one is deleted, its result freed (deleted is then true).
+// finished one is deleted, its result freed (deleted is then true). It is
+// idempotent: a job a Cancel stopped answers every later Cancel as the
+// first left it (it stays listed, cancelled, until its TTL), so two
+// DELETEs crossing each other agree.
 func (m *JobManager) Cancel(id string) (v JobView, deleted bool, err error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -326,10 +329,12 @@ func (m *JobManager) Cancel(id string) (v JobView, deleted bool, err error) {
 	if !ok {
 		return JobView{}, false, notFound("job %q", id)
 	}
-	switch j.state {
-	case JobQueued:
-		m.finishLocked(j, JobCancelled, nil, context.Canceled)
-	case JobRunning:
+	switch {
+	case j.cancelled:
+	case j.state == JobQueued:
+		j.cancelled = true
+		m.finishLocked(j, JobCancelled, nil, fmt.Errorf("cancelled by DELETE before it started: %w", context.Canceled))
+	case j.state == JobRunning:
 		j.cancelled = true
 		j.cancel()
 	default:

@@ -217,6 +217,9 @@ func (s *Simulator) loop(ctx context.Context) error {
 		limit = DefaultMaxEvents
 	}
 	s.ctx = ctx
+	if err := ctx.Err(); err != nil {
+		return err // ended before the run began (a deadline already past)
+	}
 	s.d.start()
 	if s.err != nil {
 		return s.err
@@ -239,12 +242,12 @@ func (s *Simulator) loop(ctx context.Context) error {
 		}
 		s.now = e.t
 		s.events++
+		if s.events > limit {
+			return fmt.Errorf("%w (%d events)", ErrEventLimit, limit)
+		}
 		if s.events&4095 == 0 {
 			if err := ctx.Err(); err != nil {
 				return err
-			}
-			if s.events > limit {
-				return fmt.Errorf("%w (%d events)", ErrEventLimit, limit)
 			}
 		}
 		switch e.kind {
