@@ -164,6 +164,14 @@ func (c *Config) Validate() error {
 	switch {
 	case c.Model == nil || c.GPU == nil:
 		return fmt.Errorf("sim: model and gpu are required")
+	}
+	// The model sizes the step-time model and the KV blocks: its
+	// dimensions within their architectural maxima (catalog models are
+	// validated already; a Config built by hand is checked here).
+	if err := c.Model.Validate(); err != nil {
+		return prefixField("model.", err)
+	}
+	switch {
 	case c.TP < 1:
 		return &hardware.FieldError{Field: "tp", Reason: "must be >= 1"}
 	case c.Replicas < 1:

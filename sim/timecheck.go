@@ -81,7 +81,7 @@ func (c *Config) validateTimes() error {
 		return fieldErr("report.stall_threshold_ms", r)
 	}
 	if !(c.BlockBytes >= 0) || math.IsInf(c.BlockBytes, 1) {
-		return fmt.Errorf("sim: block bytes %g is not a finite number >= 0", c.BlockBytes)
+		return fieldErr("block_bytes", fmt.Sprintf("%g is not a finite number >= 0 (a KV block's bytes on one GPU)", c.BlockBytes))
 	}
 	if err := c.Workload.ValidateSizes(); err != nil {
 		return err
