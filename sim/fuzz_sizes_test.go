@@ -21,17 +21,17 @@ import (
 // panic) fails, and so does a simulator fault.
 func FuzzRunHostileSizes(f *testing.F) {
 	// mode: 0 open loop, 1 closed loop, 2 a stage of users, 3 disaggregated.
-	f.Add(uint8(1), int64(1)<<62, int64(1000), 0.0, false, uint8(2), int32(32), int32(4096), int32(32), uint16(20), uint32(128), uint32(16), int64(64), int64(2048), 1.0)                  // 4.6e18 users
-	f.Add(uint8(1), int64(1_000_000_000), int64(1000), 0.0, false, uint8(2), int32(32), int32(4096), int32(32), uint16(200), uint32(128), uint32(16), int64(64), int64(2048), 1.0)          // 1e9 users
-	f.Add(uint8(2), int64(1)<<40, int64(1000), 0.0, false, uint8(2), int32(32), int32(4096), int32(32), uint16(0), uint32(128), uint32(16), int64(64), int64(2048), 1.0)                    // a stage of 1e12 users
-	f.Add(uint8(0), int64(1), int64(2_000_000_000), float64(2<<20), true, uint8(2), int32(32), int32(4096), int32(32), uint16(20), uint32(128), uint32(16), int64(64), int64(2048), 1.0)   // 2e9 blocks of 2 MiB
-	f.Add(uint8(0), int64(1), int64(5_386_075_574), 32.0, false, uint8(0), int32(1), int32(8), int32(1), uint16(20), uint32(16), uint32(4), int64(64), int64(2048), 1.0)                   // the tiny model on a B200
-	f.Add(uint8(0), int64(1), int64(149_000_000), 64.0, false, uint8(2), int32(1), int32(8), int32(1), uint16(20), uint32(64), uint32(8), int64(64), int64(2048), 1.0)                     // 149M blocks, 20 requests
-	f.Add(uint8(0), int64(1), int64(1000), 0.0, false, uint8(2), int32(1_000_000_000), int32(4096), int32(32), uint16(5), uint32(128), uint32(16), int64(64), int64(2048), 1.0)            // 1e9 layers
-	f.Add(uint8(0), int64(1), int64(1000), 0.0, false, uint8(3), int32(32), int32(4096), int32(32), uint16(5), uint32(128), uint32(16), int64(1)<<40, int64(1)<<50, 1.0)                   // huge scheduler limits
-	f.Add(uint8(0), int64(1), int64(1000), 0.0, false, uint8(2), int32(32), int32(4096), int32(32), uint16(5), uint32(4_000_000_000), uint32(16), int64(64), int64(2048), 1.0)            // 4e9-token prompts
-	f.Add(uint8(3), int64(1), int64(1000), 1e6, false, uint8(2), int32(32), int32(4096), int32(32), uint16(5), uint32(128), uint32(16), int64(64), int64(2048), 1e-12)                     // a link of 1e-12 GB/s
-	f.Add(uint8(3), int64(1), int64(1000), 1e6, false, uint8(2), int32(32), int32(4096), int32(32), uint16(5), uint32(128), uint32(16), int64(64), int64(2048), 1e-300)                    // 1e-300 GB/s
+	f.Add(uint8(1), int64(1)<<62, int64(1000), 0.0, false, uint8(2), int32(32), int32(4096), int32(32), uint16(20), uint32(128), uint32(16), int64(64), int64(2048), 1.0)                // 4.6e18 users
+	f.Add(uint8(1), int64(1_000_000_000), int64(1000), 0.0, false, uint8(2), int32(32), int32(4096), int32(32), uint16(200), uint32(128), uint32(16), int64(64), int64(2048), 1.0)       // 1e9 users
+	f.Add(uint8(2), int64(1)<<40, int64(1000), 0.0, false, uint8(2), int32(32), int32(4096), int32(32), uint16(0), uint32(128), uint32(16), int64(64), int64(2048), 1.0)                 // a stage of 1e12 users
+	f.Add(uint8(0), int64(1), int64(2_000_000_000), float64(2<<20), true, uint8(2), int32(32), int32(4096), int32(32), uint16(20), uint32(128), uint32(16), int64(64), int64(2048), 1.0) // 2e9 blocks of 2 MiB
+	f.Add(uint8(0), int64(1), int64(5_386_075_574), 32.0, false, uint8(0), int32(1), int32(8), int32(1), uint16(20), uint32(16), uint32(4), int64(64), int64(2048), 1.0)                 // the tiny model on a B200
+	f.Add(uint8(0), int64(1), int64(149_000_000), 64.0, false, uint8(2), int32(1), int32(8), int32(1), uint16(20), uint32(64), uint32(8), int64(64), int64(2048), 1.0)                   // 149M blocks, 20 requests
+	f.Add(uint8(0), int64(1), int64(1000), 0.0, false, uint8(2), int32(1_000_000_000), int32(4096), int32(32), uint16(5), uint32(128), uint32(16), int64(64), int64(2048), 1.0)          // 1e9 layers
+	f.Add(uint8(0), int64(1), int64(1000), 0.0, false, uint8(3), int32(32), int32(4096), int32(32), uint16(5), uint32(128), uint32(16), int64(1)<<40, int64(1)<<50, 1.0)                 // huge scheduler limits
+	f.Add(uint8(0), int64(1), int64(1000), 0.0, false, uint8(2), int32(32), int32(4096), int32(32), uint16(5), uint32(4_000_000_000), uint32(16), int64(64), int64(2048), 1.0)           // 4e9-token prompts
+	f.Add(uint8(3), int64(1), int64(1000), 1e6, false, uint8(2), int32(32), int32(4096), int32(32), uint16(5), uint32(128), uint32(16), int64(64), int64(2048), 1e-12)                   // a link of 1e-12 GB/s
+	f.Add(uint8(3), int64(1), int64(1000), 1e6, false, uint8(2), int32(32), int32(4096), int32(32), uint16(5), uint32(128), uint32(16), int64(64), int64(2048), 1e-300)                  // 1e-300 GB/s
 	f.Fuzz(func(t *testing.T, mode uint8, users, blocks int64, blockBytes float64, override bool, bs uint8,
 		layers, hidden, heads int32, requests uint16, in, out uint32, seqs, batched int64, gbps float64) {
 		restore := capMemory(t, 3<<30)
