@@ -27,13 +27,16 @@ const (
 	maxSourceTextBytes = 2048    // source (a URL or a file path)
 )
 
+// dim is one dimension and its maximum.
+type dim struct {
+	name string
+	v    int
+	max  int
+}
+
 // validateMaxima refuses dimensions past the architectural maxima.
 func (m *Model) validateMaxima() error {
-	dims := []struct {
-		name string
-		v    int
-		max  int
-	}{
+	dims := []dim{
 		{"num_hidden_layers", m.NumLayers, MaxLayers},
 		{"hidden_size", m.HiddenSize, MaxHiddenSize},
 		{"intermediate_size", m.IntermediateSize, MaxIntermediate},
@@ -46,29 +49,19 @@ func (m *Model) validateMaxima() error {
 		{"sliding_window", m.SlidingWindow, MaxPositions},
 	}
 	if e := m.MoE; e != nil {
-		dims = append(dims, []struct {
-			name string
-			v    int
-			max  int
-		}{
-			{"moe.num_experts", e.NumExperts, MaxExperts},
-			{"moe.moe_intermediate_size", e.ExpertIntermediateSize, MaxIntermediate},
-			{"moe.num_shared_experts", e.NumSharedExperts, MaxSharedExperts},
-			{"moe.shared_expert_intermediate_size", e.SharedExpertIntermediateSize, MaxIntermediate},
-		}...)
+		dims = append(dims,
+			dim{"moe.num_experts", e.NumExperts, MaxExperts},
+			dim{"moe.moe_intermediate_size", e.ExpertIntermediateSize, MaxIntermediate},
+			dim{"moe.num_shared_experts", e.NumSharedExperts, MaxSharedExperts},
+			dim{"moe.shared_expert_intermediate_size", e.SharedExpertIntermediateSize, MaxIntermediate})
 	}
 	if a := m.MLA; a != nil {
-		dims = append(dims, []struct {
-			name string
-			v    int
-			max  int
-		}{
-			{"mla.kv_lora_rank", a.KVLoRARank, MaxLoRARank},
-			{"mla.q_lora_rank", a.QLoRARank, MaxLoRARank},
-			{"mla.qk_nope_head_dim", a.QKNopeHeadDim, MaxHeadDim},
-			{"mla.qk_rope_head_dim", a.QKRopeHeadDim, MaxHeadDim},
-			{"mla.v_head_dim", a.VHeadDim, MaxHeadDim},
-		}...)
+		dims = append(dims,
+			dim{"mla.kv_lora_rank", a.KVLoRARank, MaxLoRARank},
+			dim{"mla.q_lora_rank", a.QLoRARank, MaxLoRARank},
+			dim{"mla.qk_nope_head_dim", a.QKNopeHeadDim, MaxHeadDim},
+			dim{"mla.qk_rope_head_dim", a.QKRopeHeadDim, MaxHeadDim},
+			dim{"mla.v_head_dim", a.VHeadDim, MaxHeadDim})
 	}
 	for _, d := range dims {
 		if d.v > d.max {
@@ -81,18 +74,16 @@ func (m *Model) validateMaxima() error {
 // validateText refuses names that are not one line of printable text:
 // they go into catalog files, logs and error messages.
 func (m *Model) validateText() error {
-	texts := []struct {
+	type text struct {
 		name, v string
 		max     int
-	}{
+	}
+	texts := []text{
 		{"id", m.ID, maxTextBytes}, {"name", m.Name, maxTextBytes}, {"hf_id", m.HFID, maxTextBytes},
 		{"architecture", m.Architecture, maxTextBytes}, {"source", m.Source, maxSourceTextBytes},
 	}
 	for i, a := range m.Aliases {
-		texts = append(texts, struct {
-			name, v string
-			max     int
-		}{fmt.Sprintf("aliases[%d]", i), a, maxTextBytes})
+		texts = append(texts, text{fmt.Sprintf("aliases[%d]", i), a, maxTextBytes})
 	}
 	for _, t := range texts {
 		if r := textReason(t.v, t.max); r != "" {
