@@ -174,8 +174,8 @@ func (c *Config) Validate() error {
 	switch {
 	case c.TP < 1:
 		return &hardware.FieldError{Field: "tp", Reason: "must be >= 1"}
-	case c.Replicas < 1:
-		return &hardware.FieldError{Field: "replicas", Reason: "must be >= 1"}
+	case c.Replicas < 1 || c.Replicas > 4096:
+		return &hardware.FieldError{Field: "replicas", Reason: fmt.Sprintf("%d is not in [1, 4096]", c.Replicas)}
 	case c.DP < 0 || c.DP > 4096:
 		return &hardware.FieldError{Field: "dp", Reason: "must be in [0, 4096]"}
 	case c.MoETP < 0 || c.MoEEP < 0 || (c.MoETP > 0 && c.MoEEP > 0 && c.MoETP*c.MoEEP != max(c.TP, 1)*max(c.DP, 1)):
@@ -194,6 +194,12 @@ func (c *Config) Validate() error {
 		if err := c.Autoscale.validate(c.Replicas); err != nil {
 			return err
 		}
+	}
+	if c.Disagg != nil && c.Disagg.Prefill.Replicas > 4096 {
+		return &hardware.FieldError{Field: "disaggregation.prefill.replicas", Reason: "must be in [1, 4096]"}
+	}
+	if err := c.validateRanks(); err != nil {
+		return err
 	}
 	if err := c.Engine.Validate(c.Model); err != nil {
 		return prefixField("engine.", err)

@@ -56,6 +56,11 @@ func TestHostileSizesRefusedByName(t *testing.T) {
 			c.Disagg.Prefill.NumGPUBlocks = math.MaxInt32 + 1
 			return c
 		}, "disaggregation.prefill.engine.block_size"},
+		{"4096 replicas of 4096 ranks", func(t *testing.T) Config {
+			c := openConfig(t)
+			c.Replicas, c.DP = 4096, 4096
+			return c
+		}, "replicas"},
 		{"a KV link of 1e-12 GB/s", func(t *testing.T) Config {
 			c := handPD(t, []handReq{{in: 10, out: 2}}, 100, 100, false)
 			c.Disagg.Link.BandwidthGBps = 1e-12

@@ -62,8 +62,9 @@ func (c *kvCache) units(n int) int {
 	return (n + c.bs - 1) / c.bs
 }
 
-// initialBlocks is the block records a cache starts with room for.
-const initialBlocks = 1 << 12
+// initialBlocks is the block records a cache starts with room for (6 KB:
+// a run may hold thousands of ranks).
+const initialBlocks = 1 << 8
 
 // newKVCache returns a cache of total blocks; units, if set, replaces
 // ceil(n/blockSize) as the blocks n tokens hold.

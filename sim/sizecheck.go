@@ -15,6 +15,24 @@ import "fmt"
 // open-loop rate.
 const MaxUsers = 1 << 20
 
+// MaxRanks bounds the engine ranks a run builds (instances × dp, an
+// autoscaled run's slots and a prefill pool's included): each holds a
+// scheduler and a KV cache, and 32,768 of them is far beyond a served
+// cluster's engines.
+const MaxRanks = 1 << 15
+
+// validateRanks refuses a run of more engine ranks than MaxRanks.
+func (c *Config) validateRanks() error {
+	ranks := c.instanceSlots() * max(c.DP, 1)
+	if d := c.Disagg; d != nil {
+		ranks += d.Prefill.Replicas * max(d.Prefill.DP, 1)
+	}
+	if ranks > MaxRanks {
+		return fieldErr("replicas", fmt.Sprintf("%d replicas of %d data-parallel ranks (with autoscale's slots and a prefill pool) make %d engine ranks, more than the %d a run may hold", c.Replicas, max(c.DP, 1), ranks, MaxRanks))
+	}
+	return nil
+}
+
 // ValidateSizes checks the numbers the workload allocates by: the users of
 // a closed loop and of each stage. With a request limit only as many users
 // as there are requests are ever created (the rest could never issue
