@@ -93,6 +93,12 @@ func runSimulate(ctx context.Context, e *env, args []string) error {
 	if err := outputFormat(format); err != nil {
 		return err
 	}
+	switch {
+	case maxEvents < 0:
+		return usagef("--max-events: %d is not a number of events >= 0 (0 = the default limit)", maxEvents)
+	case timeout < 0:
+		return usagef("--timeout: %s is not a duration >= 0 (0 = none)", timeout)
+	}
 	cat, err := loadCatalog(e, f.catalogDir)
 	if err != nil {
 		return err
@@ -332,6 +338,9 @@ func writeReportTable(w io.Writer, sc *scenario.Scenario, res *scenario.Resolved
 				mark = "MISSED"
 			}
 			fmt.Fprintf(tw, "  %s %s\t%.1f ms (limit %.1f) %s\n", c.Metric, c.Quantile, c.ValueMS, c.LimitMS, mark)
+			if c.Reason != "" {
+				fmt.Fprintf(tw, "  \t  %s\n", c.Reason)
+			}
 		}
 	}
 	if a := r.Autoscale; a != nil {
