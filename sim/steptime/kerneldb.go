@@ -24,7 +24,26 @@ const (
 	RoutingBalanced  = "balanced"
 	RoutingPowerLaw  = "power_law_1.2"
 	RoutingPowerLaw1 = "power_law_1.01"
+	// RoutingRandom is not a measured distribution: every token picks its
+	// top-k experts uniformly at random, as a benchmark's random-token
+	// prompts load a trained router (vllm bench serve --dataset-name
+	// random, InferenceX's benchmark_serving). Its loads are binomial
+	// (MoELoads); the table backend reads the balanced rows of the shape
+	// and carries their utilisation to these loads.
+	RoutingRandom = "random"
 )
+
+// Routings are the routing distributions a step can be priced with.
+var Routings = []string{RoutingBalanced, RoutingPowerLaw, RoutingPowerLaw1, RoutingRandom}
+
+// measuredRouting is the measured distribution whose rows stand for r:
+// r itself, or the balanced rows for random routing.
+func measuredRouting(r string) string {
+	if r == RoutingRandom {
+		return RoutingBalanced
+	}
+	return r
+}
 
 // KernelDB holds one GPU system's measured kernel latencies (seconds): the
 // shape of AIConfigurator's perf database, one row per kernel call measured

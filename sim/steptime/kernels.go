@@ -273,8 +273,14 @@ func (s *Model) fusedMoE(k MoEKey, g int, w MoEWork, explain bool) (sec float64,
 	if s.db == nil {
 		return s.formulaCall(sec, bound, explain)
 	}
-	t, ok := s.db.LookupMoE(k, g, s.hw)
-	from, exact := "", ok && s.db.hasMoE(k, g)
+	t, from, ok := s.db.LookupMoEStandIn(k, g, s.hw)
+	exact := false
+	if ok {
+		from = "the " + from + " rows (vLLM's kernel for this format here)"
+	} else {
+		t, ok = s.db.LookupMoE(k, g, s.hw)
+		exact = ok && s.db.hasMoE(k, g)
+	}
 	if !ok {
 		t, from, ok = s.db.LookupMoETransfer(k, g, s.hw)
 	}
@@ -285,6 +291,8 @@ func (s *Model) fusedMoE(k MoEKey, g int, w MoEWork, explain bool) (sec float64,
 		sec = s.scaleMeasured(t, bound) / s.prof.Scale.speed().Experts
 		if explain {
 			switch {
+			case from == "" && k.Routing != measuredRouting(k.Routing):
+				src = fmt.Sprintf("table %s moe/%s %s, carried to %s routing", s.db.System, k.Format, measuredRouting(k.Routing), k.Routing)
 			case from == "":
 				src = s.tableSource("moe/"+k.Format+" "+k.Routing, exact)
 			default:
