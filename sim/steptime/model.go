@@ -247,3 +247,14 @@ func (s *Model) Predict(b *models.Batch) Breakdown {
 	out.Total = s.total(out.GPU, out.CPU)
 	return out
 }
+
+// MoEStep is one MoE layer's routed work on one GPU in step b: the
+// routing distribution priced and the loads it gives the group's tokens
+// (MoEWork: pairs, touched experts and their weight bytes); ok is false
+// for a dense model or an empty step.
+func (s *Model) MoEStep(b *models.Batch) (routing string, w MoEWork, ok bool) {
+	if s.shapes.MoE == nil || b.Tokens() == 0 {
+		return "", MoEWork{}, false
+	}
+	return s.routing, MoEWorkFor(s.moeKey(), s.groupTokens(b)), true
+}
