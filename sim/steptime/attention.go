@@ -143,6 +143,14 @@ func (s *Model) decodeLayers(shape AttentionShape, layers int, seqs, ctx, querie
 // FLOPs and bytes on the attention coefficients: the kernel tables'
 // MHA/GQA rows do not describe it.
 func (s *Model) mlaAttention(b *models.Batch, prefill bool, visit visitor) float64 {
+	if s.mlaGEMM != "" {
+		return s.mlaModule(b, prefill, visit)
+	}
+	return s.mlaFormula(b, prefill, visit)
+}
+
+// mlaFormula is mlaAttention on the formula.
+func (s *Model) mlaFormula(b *models.Batch, prefill bool, visit visitor) float64 {
 	cost := s.cost.Step(b)
 	op := models.OpAttnDecode
 	if prefill {

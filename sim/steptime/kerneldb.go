@@ -60,8 +60,9 @@ type KernelDB struct {
 	context   map[AttentionKey]*grid2
 	decode    map[AttentionKey]*grid2
 	moe       map[MoEKey]*Curve
-	allReduce map[commKey]*Curve // vLLM's tensor-parallel all-reduce, by GPUs and graph/eager
-	nccl      map[commKey]*Curve // NCCL collectives, by op and GPUs
+	allReduce map[commKey]*Curve      // vLLM's tensor-parallel all-reduce, by GPUs and graph/eager
+	nccl      map[commKey]*Curve      // NCCL collectives, by op and GPUs
+	mla       map[[2]string]*mlaTable // MLA modules, by context|generation and KV type/projection format
 
 	finished bool
 
@@ -88,6 +89,7 @@ func NewKernelDB(system, source string) *KernelDB {
 		moe:       map[MoEKey]*Curve{},
 		allReduce: map[commKey]*Curve{},
 		nccl:      map[commKey]*Curve{},
+		mla:       map[[2]string]*mlaTable{},
 	}
 }
 
@@ -234,6 +236,9 @@ func (db *KernelDB) Finish() *KernelDB {
 			c.finish()
 		}
 	}
+	for _, t := range db.mla {
+		t.finish()
+	}
 	db.finished = true
 	return db
 }
@@ -273,6 +278,13 @@ func (db *KernelDB) Size() map[string]int {
 	}
 	for k, c := range db.nccl {
 		out["nccl/"+k.op] += c.Len()
+	}
+	for k, t := range db.mla {
+		for _, g := range t.grids {
+			for _, c := range g.rows {
+				out["mla_"+k[0]+"_module"] += c.Len()
+			}
+		}
 	}
 	return out
 }

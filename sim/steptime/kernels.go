@@ -105,6 +105,10 @@ func (s *Model) gemmCall(format string, m, n, k int, explain bool) (sec float64,
 	return s.formulaCall(sec, bound, explain)
 }
 
+// mlaProjections are the GEMMs of an MLA attention block, which the MLA
+// module rows time with the rest of the block.
+var mlaProjections = map[string]bool{"q_a_proj": true, "q_b_proj": true, "q_proj": true, "kv_a_proj": true, "kv_b_proj": true, "o_proj": true}
+
 // denseTime is the time of every kernel whose cost depends only on the
 // step's token rows t: the projections and dense MLP, the router, the
 // elementwise kernels and the tensor-parallel all-reduces.
@@ -112,7 +116,7 @@ func (s *Model) denseTime(t int, visit visitor) float64 {
 	eager := s.eager(t)
 	var sum float64
 	for _, g := range s.shapes.GEMMs {
-		if g.PerSampled {
+		if g.PerSampled || (s.mlaGEMM != "" && mlaProjections[g.Name]) {
 			continue
 		}
 		sum += s.gemm(g, t, eager, visit)

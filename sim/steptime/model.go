@@ -39,6 +39,9 @@ type Model struct {
 	attn     AttentionShape
 	attnSWA  AttentionShape
 	kvBytesL float64 // KV bytes per token per layer on one GPU
+	// mlaGEMM is the projections' format when the kernel tables' MLA
+	// module rows price the attention block ("" : the formula).
+	mlaGEMM string
 
 	memoTok   []float64 // dense part by token count (NaN: not computed)
 	memoMoE   []float64 // MoE part by the group's token count (CUDA-graph steps)
@@ -74,7 +77,23 @@ func (s *Model) rebuild() {
 	s.attnSWA = s.attn
 	s.attnSWA.Key.Window = a.Window
 	s.kvBytesL = s.model.KVBytesPerTokenLayer(s.prec.KV, s.tp)
+	s.setMLA()
 	s.resetMemo()
+}
+
+// setMLA chooses the MLA module tables for an MLA model measured at its
+// dimensions and projection format, when the database has them.
+func (s *Model) setMLA() {
+	s.mlaGEMM = ""
+	a := s.model.MLA
+	if s.db == nil || a == nil {
+		return
+	}
+	d := MLADims{Hidden: s.model.HiddenSize, QLoRARank: a.QLoRARank, KVLoRARank: a.KVLoRARank,
+		QKNopeHeadDim: a.QKNopeHeadDim, QKRopeHeadDim: a.QKRopeHeadDim, VHeadDim: a.VHeadDim}
+	if f := s.prec.AttentionFormat(); d == MLAModuleDims && s.db.HasMLAModule(s.attn.Key.KVDType, f) {
+		s.mlaGEMM = f
+	}
 }
 
 func (s *Model) resetMemo() { s.memoTok, s.memoMoE, s.memoMoEE, s.memoSamp = nil, nil, nil, nil }
@@ -82,6 +101,7 @@ func (s *Model) resetMemo() { s.memoTok, s.memoMoE, s.memoMoEE, s.memoSamp = nil
 // WithKernelDB switches to the table backend over db (nil: the formula).
 func (s *Model) WithKernelDB(db *KernelDB) *Model {
 	s.db = db
+	s.setMLA()
 	s.resetMemo()
 	return s
 }
