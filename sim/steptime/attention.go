@@ -185,7 +185,15 @@ func (s *Model) Explain(b *models.Batch) []Kernel {
 	eager := s.eager(t)
 	s.denseTime(t, visit)
 	if s.shapes.MoE != nil {
-		s.moeTime(s.groupTokens(b), eager, visit)
+		moe := s.moeTime(s.groupTokens(b), eager, visit)
+		if s.sharedOverlaps(t) {
+			shared := s.sharedTime(t, eager, 1, nil)
+			keep := 0.0
+			if shared > moe {
+				keep = (shared - moe) / shared
+			}
+			s.sharedTime(t, eager, keep, visit)
+		}
 	}
 	s.attentionTime(b, visit)
 	s.sampledTime(b.Sampled, eager, visit)

@@ -144,9 +144,9 @@ func TestLookupMoEStandIn(t *testing.T) {
 	near1 := MoEKey{Format: FormatNVFP4, Routing: RoutingBalanced, Hidden: 4096, Inter: 1536, TopK: 8, Experts: 128, TP: 1, EP: 1}
 	far := MoEKey{Format: FormatNVFP4, Routing: RoutingBalanced, Hidden: 7168, Inter: 2048, TopK: 8, Experts: 384, TP: 1, EP: 1}
 	db := NewKernelDB("sm100", "hand")
-	db.AddMoE(k, 32, 10*moeIdeal(k, 32, hw))          // 10%: another kernel
+	db.AddMoE(k, 32, 10*moeIdeal(k, 32, hw))           // 10%: another kernel
 	db.AddMoE(near1, 32, 1.25*moeIdeal(near1, 32, hw)) // 80%
-	db.AddMoE(far, 32, 5*moeIdeal(far, 32, hw))       // 20%
+	db.AddMoE(far, 32, 5*moeIdeal(far, 32, hw))        // 20%
 	db.Finish()
 	got, from, ok := db.LookupMoEStandIn(k, 32, hw)
 	if !ok || !near(got, 1.25*moeIdeal(k, 32, hw)) || from != "nvfp4 4096×1536, 128 experts top 8, TP1×EP1" {

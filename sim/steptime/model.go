@@ -43,11 +43,12 @@ type Model struct {
 	// module rows price the attention block ("" : the formula).
 	mlaGEMM string
 
-	memoTok   []float64 // dense part by token count (NaN: not computed)
-	memoMoE   []float64 // MoE part by the group's token count (CUDA-graph steps)
-	memoMoEE  []float64 // the same for eager steps
-	memoSamp  []float64 // sampled part by sampled count
-	memoLimit int
+	memoTok    []float64 // dense part by token count (NaN: not computed)
+	memoMoE    []float64 // MoE part by the group's token count (CUDA-graph steps)
+	memoMoEE   []float64 // the same for eager steps
+	memoSamp   []float64 // sampled part by sampled count
+	memoShared []float64 // shared experts by token count (overlapped steps)
+	memoLimit  int
 }
 
 // New builds a step-time model on the formula backend. async says whether
@@ -96,7 +97,9 @@ func (s *Model) setMLA() {
 	}
 }
 
-func (s *Model) resetMemo() { s.memoTok, s.memoMoE, s.memoMoEE, s.memoSamp = nil, nil, nil, nil }
+func (s *Model) resetMemo() {
+	s.memoTok, s.memoMoE, s.memoMoEE, s.memoSamp, s.memoShared = nil, nil, nil, nil, nil
+}
 
 // WithKernelDB switches to the table backend over db (nil: the formula).
 func (s *Model) WithKernelDB(db *KernelDB) *Model {
@@ -219,11 +222,18 @@ func (s *Model) gpuTime(b *models.Batch) float64 {
 	if s.shapes.MoE != nil {
 		g := s.groupTokens(b)
 		eager := s.eager(t)
+		var moe float64
 		if eager {
-			gpu += s.memo(&s.memoMoEE, g, func(n int) float64 { return s.moeTime(n, true, nil) })
+			moe = s.memo(&s.memoMoEE, g, func(n int) float64 { return s.moeTime(n, true, nil) })
 		} else {
-			gpu += s.memo(&s.memoMoE, g, func(n int) float64 { return s.moeTime(n, false, nil) })
+			moe = s.memo(&s.memoMoE, g, func(n int) float64 { return s.moeTime(n, false, nil) })
 		}
+		if s.sharedOverlaps(t) {
+			// The shared experts run beside the routed experts and the
+			// expert-parallel exchange: the longer of the two.
+			moe = math.Max(moe, s.memo(&s.memoShared, t, func(n int) float64 { return s.sharedTime(n, s.eager(n), 1, nil) }))
+		}
+		gpu += moe
 	}
 	return gpu
 }
