@@ -361,13 +361,44 @@ func (db *KernelDB) LookupMoETransfer(k MoEKey, tokens int, hw Hardware) (sec fl
 	}
 	if sib := db.Sibling; sib != nil {
 		if c := sib.moe[mk]; c != nil && c.Len() > 0 {
-			return carryMoE(c, mk, db.SiblingHW, k, tokens, hw), sib.System, true
+			return siblingMoE(c, mk, db.SiblingHW, k, tokens, hw), sib.System, true
 		}
 		if src, found := sib.nearestSplit(mk); found {
-			return carryMoE(sib.moe[src], src, db.SiblingHW, k, tokens, hw), fmt.Sprintf("%s TP%d×EP%d", sib.System, src.TP, src.EP), true
+			return siblingMoE(sib.moe[src], src, db.SiblingHW, k, tokens, hw), fmt.Sprintf("%s TP%d×EP%d", sib.System, src.TP, src.EP), true
 		}
 	}
 	return 0, "", false
+}
+
+// siblingMoE carries curve c (configuration src on the family sibling
+// sibHW, the same SMs with other memory) to k on hw. A kernel far below
+// its memory roof on the sibling is held up by its SMs, which hw shares:
+// it keeps the sibling's time (at hw's compute rate), unless hw's memory
+// roof at the best bandwidth utilisation the kernel reaches anywhere on
+// its measured curve is slower. One that runs at that utilisation carries
+// as carryMoE does. (gpt-oss-120b's mxfp4 experts decode about as fast on
+// the H100 as on the H200, 30% more bandwidth notwithstanding.)
+//
+// A source split another way is first carried to k's split on the
+// sibling (carryMoE), and a source curve's best utilisation read relative
+// to that split.
+func siblingMoE(c *Curve, src MoEKey, sibHW Hardware, k MoEKey, tokens int, hw Hardware) float64 {
+	t := carryMoE(c, src, sibHW, k, tokens, sibHW)
+	if f, fs := hw.Roof(k.Format).FLOPS, sibHW.Roof(k.Format).FLOPS; f > 0 && fs > 0 {
+		t *= fs / f
+	}
+	var best float64
+	for i, x := range c.X {
+		w := MoEWorkFor(src, int(x))
+		if u := (w.WeightBytes + w.ActBytes) / sibHW.BytesPerSec / c.Y[i]; u > best {
+			best = u
+		}
+	}
+	if best > 0 {
+		w := MoEWorkFor(k, tokens)
+		t = math.Max(t, (w.WeightBytes+w.ActBytes)/hw.BytesPerSec/best)
+	}
+	return t
 }
 
 // nearestSplit finds the measured split of k's model shape closest to k's.

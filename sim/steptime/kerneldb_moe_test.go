@@ -202,3 +202,24 @@ func TestRandomRouting(t *testing.T) {
 		}
 	}
 }
+
+// A kernel far below its memory roof on the sibling (the same SMs, twice
+// this GPU's bandwidth) keeps the sibling's time here; at the best
+// utilisation its curve reaches it is held by this GPU's memory roof.
+func TestSiblingMoESameDie(t *testing.T) {
+	k := moeTestKey
+	sibHW := Hardware{PeakFLOPS: map[string]float64{"fp8": 1e18}, BytesPerSec: 2e12}
+	hw := Hardware{PeakFLOPS: map[string]float64{"fp8": 1e18}, BytesPerSec: 1e12}
+	sib := NewKernelDB("sibling", "hand")
+	sib.AddMoE(k, 8, 10*moeIdeal(k, 8, sibHW))  // 10% of the sibling's roof
+	sib.AddMoE(k, 64, 2*moeIdeal(k, 64, sibHW)) // 50%: the best
+	sib.Finish()
+	db := NewKernelDB("gpu", "hand").Finish()
+	db.Sibling, db.SiblingHW = sib, sibHW
+	if got, _, ok := db.LookupMoETransfer(k, 8, hw); !ok || !near(got, 10*moeIdeal(k, 8, sibHW)) {
+		t.Errorf("8 tokens: %g (ok %v), want the sibling's own %g", got, ok, 10*moeIdeal(k, 8, sibHW))
+	}
+	if got, _, _ := db.LookupMoETransfer(k, 64, hw); !near(got, 2*moeIdeal(k, 64, hw)) {
+		t.Errorf("64 tokens: %g, want this GPU's roof at 50%%: %g", got, 2*moeIdeal(k, 64, hw))
+	}
+}
