@@ -161,7 +161,7 @@ func (db *KernelDB) AddDecodeAttention(k AttentionKey, batch, kvLen int, sec flo
 	addGrid(db.decode, k, batch, kvLen, sec)
 }
 
-func addGrid(m map[AttentionKey]*grid2, k AttentionKey, b, x int, sec float64) {
+func addGrid[K comparable](m map[K]*grid2, k K, b, x int, sec float64) {
 	g := m[k]
 	if g == nil {
 		g = &grid2{rows: map[int]*Curve{}}

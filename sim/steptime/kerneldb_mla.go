@@ -52,21 +52,7 @@ func (db *KernelDB) AddMLAModule(context bool, k MLAKey, batch, length int, sec 
 		t = &mlaTable{grids: map[int]*grid2{}}
 		db.mla[tk] = t
 	}
-	addGrid2(t.grids, k.Heads, batch, length, sec)
-}
-
-func addGrid2(m map[int]*grid2, key, b, x int, sec float64) {
-	g := m[key]
-	if g == nil {
-		g = &grid2{rows: map[int]*Curve{}}
-		m[key] = g
-	}
-	c := g.rows[b]
-	if c == nil {
-		c = &Curve{}
-		g.rows[b] = c
-	}
-	c.add(float64(x), sec)
+	addGrid(t.grids, k.Heads, batch, length, sec)
 }
 
 func (t *mlaTable) finish() {

@@ -5,7 +5,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/headroom-sim/headroom/catalogs"
 	"github.com/headroom-sim/headroom/models"
 )
 
@@ -58,17 +57,8 @@ func TestLookupMLAModule(t *testing.T) {
 // of the eager floor; a model with other MLA dimensions keeps the
 // formula.
 func TestMLAModuleStep(t *testing.T) {
-	cat, err := catalogs.Builtin()
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, _ := cat.Model("deepseek-v3")
-	g, _ := cat.GPU("h200")
-	s, err := New(m, g, m.DefaultPrecision(), 8, DefaultProfile(g), true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.WithCUDAGraphs(512).WithKernelDB(mlaTestDB())
+	s, m := deepSeekTP8(t)
+	s.WithKernelDB(mlaTestDB())
 	var b models.Batch
 	for range 32 {
 		b.AddDecode(1024, 0)
@@ -107,7 +97,7 @@ func TestMLAModuleStep(t *testing.T) {
 	mla2 := *m.MLA
 	mla2.KVLoRARank = 256
 	other.MLA = &mla2
-	s2, _ := New(&other, g, m.DefaultPrecision(), 8, DefaultProfile(g), true)
+	s2, _ := New(&other, s.gpu, m.DefaultPrecision(), 8, DefaultProfile(s.gpu), true)
 	s2.WithKernelDB(mlaTestDB())
 	for _, k := range s2.Explain(&b) {
 		if strings.HasPrefix(k.Name, "MLA attention block") {

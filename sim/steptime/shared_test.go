@@ -14,17 +14,7 @@ import (
 // overlapped step is the serial one less the shorter of the two, Explain
 // shows the hidden share, and GPUTime is Predict's GPU time either way.
 func TestSharedExpertsOverlap(t *testing.T) {
-	cat, err := catalogs.Builtin()
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, _ := cat.Model("deepseek-v3")
-	g, _ := cat.GPU("h200")
-	s, err := New(m, g, m.DefaultPrecision(), 8, DefaultProfile(g), true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.WithCUDAGraphs(512)
+	s, _ := deepSeekTP8(t)
 	for _, c := range []struct {
 		decodes int
 		overlap bool
@@ -55,4 +45,21 @@ func TestSharedExpertsOverlap(t *testing.T) {
 			t.Errorf("%d decodes: shared experts %g s, want all %g in turn", c.decodes, shared, full)
 		}
 	}
+}
+
+// deepSeekTP8 is DeepSeek-V3 at its checkpoint's precision on 8 H200s,
+// CUDA graphs up to 512 tokens, formula backend; and the model.
+func deepSeekTP8(t *testing.T) (*Model, *models.Model) {
+	t.Helper()
+	cat, err := catalogs.Builtin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, _ := cat.Model("deepseek-v3")
+	g, _ := cat.GPU("h200")
+	s, err := New(m, g, m.DefaultPrecision(), 8, DefaultProfile(g), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s.WithCUDAGraphs(512), m
 }
