@@ -67,7 +67,7 @@ func measuredProfile(system string) (Profile, bool) {
 		panic(fmt.Sprintf("steptime: embedded profile %s: %v", system, err))
 	}
 	h := HostCosts()
-	p.CPU, p.Frontend = h.CPU, h.Frontend
+	p.CPU, p.CPUV0, p.Frontend = h.CPU, h.CPUV0, h.Frontend
 	return p, true
 }
 
@@ -81,6 +81,7 @@ func measuredProfile(system string) (Profile, bool) {
 type Host struct {
 	Source   string         `json:"source"`
 	CPU      CPUCoeffs      `json:"cpu"`
+	CPUV0    CPUCoeffs      `json:"cpu_v0"`
 	Frontend FrontendCoeffs `json:"frontend"`
 }
 
