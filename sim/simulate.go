@@ -494,7 +494,7 @@ func (s *Simulator) applyStep(rp *replica, t Time) {
 		s.m.countSecond(&s.m.secOut, int(t/nsPerSecond), int64(len(rp.produced)))
 		at := first + s.rtt/2
 		for _, r := range rp.produced {
-			if s.produce(r, t, begin, at) {
+			if s.produce(rp, r, t, begin, at) {
 				anyDone = true
 			}
 			at += tok
@@ -502,6 +502,7 @@ func (s *Simulator) applyStep(rp *replica, t Time) {
 		s.m.flushGaps()
 	}
 	rp.freedLast = 0
+	rp.firstOfStep = nil // the step's first tokens are all out
 	if anyDone {
 		s.finishDone(rp, t)
 	}
@@ -511,10 +512,15 @@ func (s *Simulator) applyStep(rp *replica, t Time) {
 // produce gives r the token its step, ended at t, sampled: the API server
 // began the step's output batch at begin and the client receives r's
 // event at at. It reports whether that was r's last token.
-func (s *Simulator) produce(r *request, t, begin, at Time) bool {
+func (s *Simulator) produce(rp *replica, r *request, t, begin, at Time) bool {
 	r.generated++
 	if r.generated == 1 {
 		r.engineFirst, r.serverFirst = t, begin
+		if rp.firstOfStep != nil && rp.firstStepT == t {
+			rp.firstOfStep.coStart, r.coStart = true, true
+		} else {
+			rp.firstOfStep, rp.firstStepT = r, t
+		}
 	}
 	s.m.delivered(r, at)
 	if s.spec != nil {
@@ -558,7 +564,7 @@ func (s *Simulator) applyStepPlain(rp *replica, t Time) {
 			continue
 		}
 		n++
-		if s.produce(r, t, begin, at) {
+		if s.produce(rp, r, t, begin, at) {
 			anyDone = true
 		}
 		at += tok
@@ -569,6 +575,7 @@ func (s *Simulator) applyStepPlain(rp *replica, t Time) {
 		s.m.flushGaps()
 	}
 	rp.freedLast = 0
+	rp.firstOfStep = nil // the step's first tokens are all out
 	if anyDone {
 		s.finishDone(rp, t)
 	}
