@@ -20,7 +20,7 @@ type collector struct {
 	budget *stats.Budget
 
 	completed   int
-	coStarted   int // completed requests whose first token shared its step (request.coStart)
+	coStarted   int              // completed requests whose first token shared its step (request.coStart)
 	preemptions int64            // of the completed requests
 	itl         *stats.Durations // token-weighted inter-token latencies
 	stalls      int64

@@ -27,9 +27,9 @@ type replica struct {
 	// firstStepT gave first (for Report.CoStartedRatio).
 	firstOfStep *request
 	firstStepT  Time
-	sched     []scheduledSeq
-	batch     models.Batch
-	swapSec   float64 // swap transfers to add to the current step
+	sched       []scheduledSeq
+	batch       models.Batch
+	swapSec     float64 // swap transfers to add to the current step
 	// lookahead is the KV slots a running request gets beyond its
 	// scheduled tokens (speculative decoding's drafts of the next step)
 	lookahead int
