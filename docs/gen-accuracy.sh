@@ -11,7 +11,7 @@ mkdir -p docs/figures
 body=$(mktemp)
 trap 'rm -f "$body"' EXIT
 start=$(date +%s)
-go run -tags full ./cmd/headroom validate --runs-from "$data" --output markdown \
+go run ./cmd/headroom validate --runs-from "$data" --output markdown \
   --plot docs/figures/accuracy-silicon.svg --progress >"$body"
 echo "replayed in $(( $(date +%s) - start )) s" >&2
 {
@@ -52,7 +52,7 @@ the reason it misses, in `knownMisses` and `knownRunMisses` of
 `internal/study/accuracy/measured_test.go`, and the test fails when one of them gets worse or starts
 to meet its bar.
 
-Regenerate: `docs/gen-accuracy.sh` (runs `go run -tags full ./cmd/headroom validate --runs-from
+Regenerate: `docs/gen-accuracy.sh` (runs `go run ./cmd/headroom validate --runs-from
 ../shared/data/measured --output markdown --plot docs/figures/accuracy-silicon.svg`).
 
 ![Predicted against measured mean TTFT and TPOT of the closed-loop runs, log-log, one colour per model, with the y = x line and the ±20% band](figures/accuracy-silicon.svg)
