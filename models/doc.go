@@ -15,5 +15,8 @@
 //
 // Reading order: model.go (the shape), quant.go (quantisation schemes),
 // params.go (parameter counts, precision and weight bytes), kv.go (KV-cache
-// bytes), ops.go (per-operation FLOPs and bytes for a batch).
+// bytes), ops.go (a step's batch and the per-operation FLOPs and bytes it
+// costs one GPU), shapes.go (the per-GPU kernel shapes of a forward pass,
+// which the step-time model prices), draft.go (the drafters of
+// speculative decoding).
 package models
