@@ -84,7 +84,7 @@ func (s *calibrationStore) openLocked() error {
 	db, err := bolt.Open(s.path, 0o644, &bolt.Options{Timeout: boltTimeout})
 	if err != nil {
 		if errors.Is(err, bolterrors.ErrTimeout) {
-			return fmt.Errorf("calibration store %s: locked by another process (another headroom serve?): %w", s.path, err)
+			return fmt.Errorf("calibration store %s: locked by another process (another headroom-server?): %w", s.path, err)
 		}
 		return fmt.Errorf("calibration store %s: %w", s.path, err)
 	}
