@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Regenerates docs/accuracy.md and docs/figures/accuracy-silicon.svg: every measured run under
-# ../shared/data/measured replayed through the simulator with the default (uncalibrated) step-time
+# ../shared/data/measured replayed through the simulator with the default step-time
 # model and the built-in kernel tables. The closed-loop table's 823 runs take minutes on two cores
 # (the progress bar on stderr says how far it is).
 #   docs/gen-accuracy.sh [DATA_DIR]
@@ -16,13 +16,14 @@ go run ./cmd/headroom validate --runs-from "$data" --output markdown \
 echo "replayed in $(( $(date +%s) - start )) s" >&2
 {
 cat <<'HEAD'
-# Accuracy against real vLLM runs (uncalibrated)
+# Accuracy against real vLLM runs
 
 Every measured run in the reference data (`../shared/data/measured`, beside the checkout) is replayed
 through the simulator with the **default** step-time model: the built-in kernel tables of the GPU
 (`steptime.backend: table`; the fitted formulas where a table does not cover a shape), the host costs
 of `sim/steptime/profiles/host.json`, and the KV-cache size from the memory model (not a logged count).
-Nothing here is fitted to these runs one by one. Two kinds of run:
+No run is calibrated on its own (`headroom calibrate` does that: [calibration.md](calibration.md)).
+Two kinds of run:
 
 - **Runs replayed request by request** (eight runs): four vLLM 0.19 runs from LLMServingSim (300
   ShareGPT requests at about 10 req/s; RTX 4090 with Llama-3.1-8B, KV-bound; RTX PRO 6000 with
@@ -45,6 +46,17 @@ Nothing here is fitted to these runs one by one. Two kinds of run:
   of its own). The bars: over all runs, median absolute error of the mean TTFT ≤ 20% and of the mean
   TPOT ≤ 10%; for every (model, GPU), ≤ 35% and ≤ 20%. Signed medians say which way a group is off
   (positive: predicted slower than measured).
+
+## What was fitted on what
+
+The figures below are scored on every run above. The defaults they use were fitted as follows, so
+the closed-loop figures are partly in-sample:
+
+| default | fitted on | overlap with the runs scored here |
+|---|---|---|
+| kernel tables and the fitted kernel profiles (`sim/steptime/profiles/<system>.json`) | AIConfigurator's isolated kernel timings of H100, H200, B200, B300 and RTX PRO 6000 systems (`internal/study/kernelfit`, [steptime.md](steptime.md)) | none: no serving run |
+| host costs (`sim/steptime/profiles/host.json`: the engine's CPU time per step, the API server's per request, step and token) | the mean TTFT and TPOT of 104 of the 823 closed-loop runs (`calibrate.FitHost`): `calibrate.HostSplit` puts every other run of each (model, GPU) group, sorted by run name, in a fit half (414 runs), and the fit took every fourth run of that half, in its order | those 104 closed-loop runs (one in eight); the 409 runs of the check half and the other 310 of the fit half were not fitted on; no request-level run |
+| the memory model's three constants ([memory-model.md](memory-model.md)) | the vLLM-logged KV block counts of five start-ups | the four inference-sim runs and the RTX 4090 run (their block counts, not their latencies) |
 
 `go test ./internal/study/accuracy` enforces both sets of bars on these runs (it skips with `-short`
 and without the reference data); the figures that miss today are listed, each with its ceiling and
