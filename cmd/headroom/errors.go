@@ -9,17 +9,12 @@ import (
 	"github.com/headroom-sim/headroom/hardware"
 )
 
-// usageError is bad input: exit code 2 and one line naming the flag, file
-// or field and the reason.
-type usageError = cli.UsageError
-
+// usagef is bad input: exit code 2 and one line naming the flag, file or
+// field and the reason.
 func usagef(format string, a ...any) error { return cli.Usagef(format, a...) }
 
 // infeasibleError means the configuration cannot be served: exit code 3.
 type infeasibleError = cli.InfeasibleError
-
-// errHelp is returned when -h was given; usage has been printed.
-var errHelp = cli.ErrHelp
 
 // report prints err as one line and maps it to an exit code.
 func report(w io.Writer, prefix string, err error) int { return cli.Report(w, prefix, err) }

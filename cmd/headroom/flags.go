@@ -13,7 +13,7 @@ import (
 func newFlagSet(name string) *flag.FlagSet { return cli.NewFlagSet("headroom " + name) }
 
 // parseFlags parses args; on -h it prints the flags to w and returns
-// errHelp; a bad flag becomes a usage error naming it. Positional
+// cli.ErrHelp; a bad flag becomes a usage error naming it. Positional
 // arguments are returned.
 func parseFlags(fs *flag.FlagSet, args []string, w io.Writer) ([]string, error) {
 	return cli.ParseFlags(fs, args, w)
