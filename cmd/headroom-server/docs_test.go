@@ -13,22 +13,14 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/headroom-sim/headroom/internal/testkit/doccmd"
 )
 
-// repoRoot is the module root as an absolute path (the test changes the
-// working directory).
-var repoRoot = func() string {
-	p, err := filepath.Abs("../..")
-	if err != nil {
-		panic(err)
-	}
-	return p
-}()
+// repoRoot is the module root, two levels above this package.
+var repoRoot = doccmd.Root("../..")
 
 // TestDocServerCommands runs the server commands the README and docs/
 // show, block by block: headroom-server (or headroom serve) lines start
@@ -115,7 +107,7 @@ func (h *docServer) serve(c doccmd.Command, args []string) {
 	args = withListen(args, h.addr)
 	ctx, cancel := context.WithCancel(context.Background())
 	h.cancel, h.done, h.where, h.env = cancel, make(chan int, 1), c.Where(), c.Env
-	var errb syncBuffer
+	var errb bytes.Buffer // read only once the server has returned
 	go func() { h.done <- run(ctx, args, getenv, io.Discard, &errb) }()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
@@ -127,11 +119,15 @@ func (h *docServer) serve(c doccmd.Command, args []string) {
 		}
 		select {
 		case code := <-h.done:
+			h.cancel = nil
 			t.Fatalf("%s: the server exited (%d) before it answered: %s", c.Where(), code, errb.String())
 		default:
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("%s: the server did not answer /healthz within 30 s: %s", c.Where(), errb.String())
+			cancel()
+			code := <-h.done
+			h.cancel = nil
+			t.Fatalf("%s: the server did not answer /healthz within 30 s (exit %d): %s", c.Where(), code, errb.String())
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -368,22 +364,4 @@ func truncate(b []byte) string {
 		return string(b[:600]) + "…"
 	}
 	return string(b)
-}
-
-// syncBuffer is a bytes.Buffer safe for a writer and a reader goroutine.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }

@@ -14,15 +14,8 @@ import (
 	"github.com/headroom-sim/headroom/internal/testkit/doccmd"
 )
 
-// repoRoot is the module root, two levels above this package, as an
-// absolute path (the doc tests change the working directory).
-var repoRoot = func() string {
-	p, err := filepath.Abs("../..")
-	if err != nil {
-		panic(err)
-	}
-	return p
-}()
+// repoRoot is the module root, two levels above this package.
+var repoRoot = doccmd.Root("../..")
 
 // TestDocCommands runs every headroom command the README and the documents
 // under docs/ show, checks its exit code (0 unless the line's comment

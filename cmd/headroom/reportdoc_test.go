@@ -71,7 +71,7 @@ func expandKey(k string) []string {
 		}
 	}
 	var out []string
-	for _, alt := range splitTop(k[i+1 : j]) {
+	for _, alt := range splitValues(k[i+1 : j]) {
 		alt = strings.TrimSpace(alt)
 		if alt == "…" {
 			continue
@@ -81,26 +81,6 @@ func expandKey(k string) []string {
 		}
 	}
 	return out
-}
-
-// splitTop splits s at the commas outside braces.
-func splitTop(s string) []string {
-	var out []string
-	depth, last := 0, 0
-	for i, r := range s {
-		switch r {
-		case '{':
-			depth++
-		case '}':
-			depth--
-		case ',':
-			if depth == 0 {
-				out = append(out, s[last:i])
-				last = i + 1
-			}
-		}
-	}
-	return append(out, s[last:])
 }
 
 // jsonPaths collects every object and leaf path of a JSON document, list

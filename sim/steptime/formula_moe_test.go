@@ -1,6 +1,7 @@
 package steptime
 
 import (
+	"cmp"
 	"math"
 	"slices"
 	"testing"
@@ -100,7 +101,7 @@ func TestMoELoadsPowerLaw(t *testing.T) {
 		for _, tokens := range []int{1, 4, 16, 64, 256, 1024, 8192} {
 			k := MoEKey{Routing: routing, Experts: 128, TopK: 8, EP: 1}
 			loads := MoELoads(k, tokens)
-			if len(loads) != 128 || !slices.IsSortedFunc(loads, func(a, b float64) int { return -cmpF(a, b) }) {
+			if len(loads) != 128 || !slices.IsSortedFunc(loads, func(a, b float64) int { return cmp.Compare(b, a) }) {
 				t.Fatalf("%s, %d tokens: %d loads, sorted descending: %v", routing, tokens, len(loads), loads)
 			}
 			var sum float64
@@ -120,16 +121,6 @@ func TestMoELoadsPowerLaw(t *testing.T) {
 			}
 		}
 	}
-}
-
-func cmpF(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 func TestMoEWorkForByHand(t *testing.T) {

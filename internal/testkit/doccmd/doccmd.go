@@ -254,10 +254,12 @@ func cutComment(text string) string {
 	return text[:at]
 }
 
-// scanComment finds the # that starts a comment outside quotes.
-func scanComment(text string) (string, string, int) {
+// outsideQuotes calls fn with each rune of s that is not inside single
+// or double quotes, and its index, until fn returns true; it reports
+// whether one did.
+func outsideQuotes(s string, fn func(i int, r rune) bool) bool {
 	var quote rune
-	for i, r := range text {
+	for i, r := range s {
 		switch {
 		case quote != 0:
 			if r == quote {
@@ -265,11 +267,28 @@ func scanComment(text string) (string, string, int) {
 			}
 		case r == '\'' || r == '"':
 			quote = r
-		case r == '#' && (i == 0 || text[i-1] == ' ' || text[i-1] == '\t'):
-			return text[:i], strings.TrimSpace(text[i+1:]), i
+		case fn(i, r):
+			return true
 		}
 	}
-	return text, "", -1
+	return false
+}
+
+// scanComment finds the # that starts a comment outside quotes: the text
+// before it, the comment, and its index (-1 without one).
+func scanComment(text string) (string, string, int) {
+	at := -1
+	outsideQuotes(text, func(i int, r rune) bool {
+		if r == '#' && (i == 0 || text[i-1] == ' ' || text[i-1] == '\t') {
+			at = i
+			return true
+		}
+		return false
+	})
+	if at < 0 {
+		return text, "", -1
+	}
+	return text[:at], strings.TrimSpace(text[at+1:]), at
 }
 
 // splitWords splits a command line into words as a shell would for these
@@ -351,18 +370,5 @@ func splitWords(text string, vars map[string]string) (words []string, comment st
 
 // quotedOnly reports whether every one of chars in s sits inside quotes.
 func quotedOnly(s, chars string) bool {
-	var quote rune
-	for _, r := range s {
-		switch {
-		case quote != 0:
-			if r == quote {
-				quote = 0
-			}
-		case r == '\'' || r == '"':
-			quote = r
-		case strings.ContainsRune(chars, r):
-			return false
-		}
-	}
-	return true
+	return !outsideQuotes(s, func(_ int, r rune) bool { return strings.ContainsRune(chars, r) })
 }

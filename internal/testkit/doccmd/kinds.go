@@ -54,6 +54,17 @@ func Classify(args []string) (kind string, rest []string) {
 	return "", nil
 }
 
+// Root is the absolute path of the repository root rel names from a test
+// package's directory ("../.." from cmd/headroom): absolute, because the
+// documents' tests change the working directory.
+func Root(rel string) string {
+	p, err := filepath.Abs(rel)
+	if err != nil {
+		panic(err)
+	}
+	return p
+}
+
 // All reads every sh block of the Markdown files below root.
 func All(t testing.TB, root string) []Block {
 	t.Helper()
