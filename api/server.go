@@ -49,6 +49,8 @@ type Server struct {
 	cpu *budget
 	// gate admits synchronous simulations.
 	gate *syncGate
+	// uploads bounds the calibration uploads held at once.
+	uploads *uploadBudget
 }
 
 var ginMode sync.Once
@@ -74,6 +76,7 @@ func New(cfg Config, opt Options) (*Server, error) {
 	s.validate = newValidator(opt.Engine.Model)
 	s.cpu = newBudget(cfg.Limits.Simulations)
 	s.gate = &syncGate{max: cfg.Simulate.MaxConcurrent, slots: cfg.Limits.Simulations}
+	s.uploads = &uploadBudget{size: cfg.Calibrations.UploadBudgetBytes}
 	s.metrics.watch(s)
 	s.jobs = NewJobManager(JobOptions{
 		Workers: cfg.Jobs.Workers, QueueSize: cfg.Jobs.QueueSize, ResultTTL: cfg.Jobs.ResultTTL,
@@ -84,7 +87,7 @@ func New(cfg Config, opt Options) (*Server, error) {
 	s.jobs.Register("simulate", s.runSimulateJob, s.checkSimulateJob)
 	s.registerPlannerJobs()
 	s.jobs.Register("calibrate", s.runCalibrateJob, s.checkCalibrateJob)
-	cals, err := openCalibrationStore(cfg.CalibrationStore)
+	cals, err := openCalibrationStore(cfg.CalibrationStore, cfg.Calibrations.MaxStored)
 	if err != nil {
 		return nil, err
 	}

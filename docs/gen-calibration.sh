@@ -31,13 +31,16 @@ defaults (`--prior`) for factors the run cannot identify; `--max-evaluations` (4
 simulations.
 
 **What it reads**, with the format detected: vLLM `bench serve --save-result --save-detailed` JSON (and
-`benchmark_serving.py`, and `vllm bench sweep serve`'s `run=N.json` and `summary.json`, one stage per run
-with its serve parameters such as `max_num_seqs`), SGLang `bench_serving` JSONL (several runs appended:
-one stage each), GenAI-Perf `profile_export.json` and its `profile_export_genai_perf.{json,csv}` summaries
-(values with thousands separators), AIPerf `profile_export.jsonl` and its summaries, guidellm
-`benchmarks.json`, inference-perf request records and its default per-stage reports, LLMServingSim
-`requests.jsonl` (or a run folder), llmperf summaries and `*_individual_responses.json`, and a plain CSV
-(`send_s`, `input_tokens`, `output_tokens`, `ttft_ms`, `e2e_ms`, optional `error`, `stage`). What a file
+`benchmark_serving.py` and its forks that write seconds under keys without `_ms`, with `--metadata`'s
+`gpu=4xNVIDIA_L40S` and deployment keys, and `vllm bench sweep serve`'s `run=N.json` and
+`summary.json`, one stage per run with its serve parameters such as `max_num_seqs`), SGLang
+`bench_serving` JSONL (several runs appended: one stage each), GenAI-Perf `profile_export.json` and its
+`profile_export_genai_perf.{json,csv}` summaries (values with thousands separators), AIPerf
+`profile_export.jsonl` and its summaries (0.10's schema 1.3 included: the CSV's GPU-telemetry section,
+the JSON's `models.items` and `phases`), guidellm `benchmarks.json`, inference-perf request records and
+its default per-stage reports, LLMServingSim `requests.jsonl` (or a run folder), inference-sim `blis
+observe` `trace.csv`, llmperf summaries and `*_individual_responses.json`, and a plain CSV (`send_s`,
+`input_tokens`, `output_tokens`, `ttft_ms`, `e2e_ms`, optional `error`, `stage`). What a file
 does not record comes from `--model`, `--gpu`, `--tp` and the engine flags, as for `validate`. A
 benchmark in which no request completed has no latency statistics (not measured zeros). Files with
 only the tools' summaries are fitted to their quantiles, each benchmark replayed from the load its

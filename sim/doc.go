@@ -14,8 +14,10 @@
 // Reading order: config.go (what a run needs), stepmodel.go (the
 // step-time model of one engine rank, built from the config), longest.go
 // (the longest request a run holds, for max_model_len), timecheck.go
-// (every time checked against the int64 nanosecond clock), events.go (the
-// event queue), simulate.go (the event loop, routing, step start and end),
+// (every time checked against the int64 nanosecond clock, and toTime, the
+// one float to Time conversion), sizecheck.go (the users and engine ranks
+// a run keeps, bounded before it allocates them), events.go (the event
+// queue), simulate.go (the event loop, routing, step start and end),
 // driver.go (clients and arrivals), instance.go (one serving endpoint: an
 // API server in front of its data-parallel engine ranks), frontend.go
 // (that API server's event loop: requests in, tokens out), replica.go (one
