@@ -23,7 +23,7 @@ through the simulator with the **default** step-time model: the built-in kernel 
 (`steptime.backend: table`; the fitted formulas where a table does not cover a shape), the host costs
 of `sim/steptime/profiles/host.json`, and the KV-cache size from the memory model (not a logged count).
 No run is calibrated on its own (`headroom calibrate` does that: [calibration.md](calibration.md)).
-Two kinds of run:
+Three kinds of run:
 
 - **Runs replayed request by request** (eight runs): four vLLM 0.19 runs from LLMServingSim (300
   ShareGPT requests at about 10 req/s; RTX 4090 with Llama-3.1-8B, KV-bound; RTX PRO 6000 with
@@ -35,6 +35,15 @@ Two kinds of run:
   of TTFT, TPOT and E2E as the engine's own timestamps give them (LLMServingSim: `first_token_ts −
   queued_ts`; inference-sim: the OpenTelemetry request spans). The bar: every quantile of E2E and
   TPOT within 15%, of TTFT within 30%.
+- **Runs replayed stage by stage from their summaries** (three runs, 21 stages): inference-perf's
+  KubeCon NA 2025 demos (`inference-perf-kubecon`): Llama-3.1-8B-Instruct on one H100 80GB,
+  `max_num_seqs` 128, `max_model_len` 512, served by vLLM 0.11 with EAGLE-3 speculative decoding
+  (`vllm+eagle`), by vLLM 0.11 with bitsandbytes quantisation (`vllm+quantization`) and by vLLM 0.9
+  with the V0 engine (`vllm+v0_engine`); seven constant-rate stages of 60 s from 1 req/s up,
+  shared-prefix prompts of 192 tokens, 64 output tokens. Each run's `manifests.yaml` gives the model,
+  the GPU and the server's flags, `config.yaml` the load. The tool writes only per-stage summaries,
+  so each stage is replayed from the load it states and compared on the client-side TTFT and E2E
+  quantiles it wrote (its `time_per_output_token` is per stream chunk and is left out); the same bars.
 - **Closed-loop runs** (`aiconfigurator-silicon`, 823 runs, one per row of AIConfigurator's table):
   aiperf closed loops with fixed lengths (`--concurrency C`, random prompts of `isl` tokens, `osl`
   output tokens forced) on H100, H200, B200 and B300 systems, vLLM 0.12–0.19, at TP 1–8 with attention
