@@ -10,7 +10,7 @@ import (
 )
 
 // Report is the result of a run. Its JSON keys are a public contract
-// (README, "Simulation report").
+// (docs/scenario.md, "The report").
 type Report struct {
 	Model     string  `json:"model"`
 	GPU       string  `json:"gpu"`
