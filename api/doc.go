@@ -41,6 +41,8 @@
 //     internal/study/calibrate); calibrations.go is their store (bbolt, or memory),
 //     which scenarios' calibration ids resolve through.
 //   - metrics.go: the Prometheus series.
+//   - webapp.go: the web planner at / (built from ../web into webapp/,
+//     embedded), which asks only the public /v1 API.
 //
 // The OpenAPI document is generated into ../openapi by swag from the
 // annotations (openapi/generate.sh) and embedded from there.
@@ -56,5 +58,5 @@
 //	@securityDefinitions.apikey	BearerToken
 //	@in							header
 //	@name						Authorization
-//	@description				With auth_token configured, every route but /healthz and /readyz needs "Authorization: Bearer <token>" (401 without it).
+//	@description				With auth_token configured, every route but /healthz, /readyz and the web planner's pages and assets (GET /, /plan, /whatif, /validate, /step, /assets/*) needs "Authorization: Bearer <token>" (401 without it).
 package api

@@ -49,6 +49,8 @@ type Server struct {
 	cpu *budget
 	// gate admits synchronous simulations.
 	gate *syncGate
+	// web is the web planner served at / (webapp.go).
+	web *webApp
 }
 
 var ginMode sync.Once
@@ -89,6 +91,9 @@ func New(cfg Config, opt Options) (*Server, error) {
 		return nil, err
 	}
 	s.cals = cals
+	if s.web, err = embeddedWebApp(); err != nil {
+		return nil, err
+	}
 	s.router = s.routes()
 	s.ready.Store(true)
 	return s, nil
@@ -212,6 +217,7 @@ func (s *Server) routes() *gin.Engine {
 	r.GET("/openapi.json", s.openapiJSON)
 	r.GET("/docs", func(c *gin.Context) { c.Redirect(http.StatusFound, "/docs/index.html") })
 	r.GET("/docs/*any", s.docs())
+	s.routeWebApp(r, s.web)
 
 	v1 := r.Group("/v1")
 	v1.GET("/gpus", s.listGPUs)
