@@ -1,0 +1,99 @@
+// The Plan page as a person uses it: the README's example, a bad input,
+// the keyboard, a narrow screen.
+
+import { after, before, test } from "node:test";
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { cleanup, launch, openPage, shots, startServer } from "./harness.mjs";
+
+let server, browser;
+before(async () => {
+  server = await startServer();
+  browser = await launch();
+});
+after(async () => {
+  await browser?.close();
+  await server?.stop();
+  cleanup();
+});
+
+// README.md's plan example answers this sentence (`headroom plan --model
+// llama-3.1-70b --rate-rps 4 --set sla.ttft_ms.p99=2000 --set
+// sla.tpot_ms.p99=60 --gpus h100-sxm,h200,a100-80gb,l40s,b200`).
+const readmeSentence = "1 × NVIDIA B200 SXM 180GB as 1 replica of TP1: $5.50/h";
+
+test("the README's plan example shows its recommendation within seconds", async () => {
+  const { page, context, errors, httpErrors } = await openPage(browser);
+  const t0 = Date.now();
+  await page.goto(server.url + "/");
+  await page.getByRole("checkbox", { name: /^b200 ·/ }).waitFor();
+  await page.getByRole("button", { name: "Plan", exact: true }).click();
+  const rec = page.locator("#recommendation");
+  await rec.waitFor({ timeout: 60000 });
+  const firstAnswerS = (Date.now() - t0) / 1000;
+  assert.match(await rec.innerText(), new RegExp("^" + readmeSentence.replace(/[$.()×]/g, "\\$&")));
+  console.log(`# first plan answer ${firstAnswerS.toFixed(2)} s after opening the page`);
+  assert.ok(firstAnswerS < 30, `the first answer took ${firstAnswerS} s`);
+  // The Pareto chart: a point per simulated candidate, the recommendation ringed.
+  const dots = await page.locator("#pareto svg circle").count();
+  assert.ok(dots >= 10, `${dots} circles in the Pareto chart`);
+  assert.match(await page.locator("#runners-up").innerText(), /h200 TP2×1[\s\S]*cost/);
+  assert.match(await page.locator("#pruned").innerText(), /h100-sxm TP1.*does not fit/);
+  // The same question as a command: the README's flags.
+  await page.getByRole("button", { name: "Show as CLI / curl" }).click();
+  const cli = await page.getByLabel("the CLI command").innerText();
+  assert.equal(cli, "headroom plan --model llama-3.1-70b --rate-rps 4 --set sla.ttft_ms.p99=2000 --set sla.tpot_ms.p99=60 --gpus h100-sxm,h200,a100-80gb,l40s,b200");
+  assert.match(await page.getByLabel("the curl calls").innerText(), /curl -H 'Content-Type: application\/json' -d '\{"kind":"plan"/);
+  await page.getByRole("button", { name: "Hide CLI / curl" }).click();
+  await page.screenshot({ path: join(shots, "web-plan.png") });
+  assert.deepEqual(errors, []);
+  assert.deepEqual(httpErrors, []);
+  await context.close();
+});
+
+test("a bad input shows the API's problem next to its field", async () => {
+  const { page, context, errors, httpErrors } = await openPage(browser);
+  await page.goto(server.url + "/plan");
+  const rate = page.getByLabel("Arrival rate (req/s)");
+  await rate.fill("-4");
+  await page.getByRole("button", { name: "Plan", exact: true }).click();
+  const msg = page.locator("#rate_rps-error");
+  await msg.waitFor();
+  assert.equal(await msg.innerText(), "must be a finite number > 0, got -4");
+  assert.equal(await rate.getAttribute("aria-invalid"), "true");
+  assert.equal(await rate.getAttribute("aria-describedby"), "rate_rps-hint rate_rps-error");
+  // The URL keeps the bad value: a shared link shows the same problem.
+  assert.match(page.url(), /rate_rps=-4/);
+  assert.deepEqual(httpErrors, [400]);
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
+test("the plan runs from the keyboard alone", async () => {
+  const { page, context, errors } = await openPage(browser);
+  await page.goto(server.url + "/plan?gpus=b200&tps=1&max_replicas=2");
+  await page.getByRole("checkbox", { name: /^b200 ·/ }).waitFor();
+  await page.getByLabel("Model").focus();
+  // Tab through the form to the Plan button (every control on the way is reachable).
+  let reached = false;
+  for (let i = 0; i < 80 && !reached; i++) {
+    await page.keyboard.press("Tab");
+    reached = await page.evaluate(() => document.activeElement?.textContent === "Plan");
+  }
+  assert.ok(reached, "Tab never reached the Plan button");
+  await page.keyboard.press("Enter");
+  await page.locator("#recommendation").waitFor({ timeout: 60000 });
+  assert.match(await page.locator("#recommendation").innerText(), /B200/);
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
+test("a narrow screen has no sideways scrolling", async () => {
+  const { page, context, errors } = await openPage(browser, { width: 390, height: 844 });
+  await page.goto(server.url + "/plan");
+  await page.getByRole("checkbox", { name: /^b200 ·/ }).waitFor();
+  const [scroll, inner] = await page.evaluate(() => [document.documentElement.scrollWidth, innerWidth]);
+  assert.ok(scroll <= inner, `page ${scroll} px wide in a ${inner} px window`);
+  assert.deepEqual(errors, []);
+  await context.close();
+});

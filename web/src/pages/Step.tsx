@@ -1,0 +1,3 @@
+export function StepPage() {
+  return <p>Step</p>;
+}

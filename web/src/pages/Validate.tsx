@@ -1,0 +1,3 @@
+export function ValidatePage() {
+  return <p>Validate</p>;
+}
