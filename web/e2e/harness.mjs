@@ -104,3 +104,19 @@ export async function openPage(browser, viewport = { width: 1280, height: 800 })
 export function cleanup() {
   if (work) rmSync(work, { recursive: true, force: true });
 }
+
+/** msOf reads a latency the page shows ("194 ms", "65.5 s", "1,234 ms") in ms. */
+export function msOf(text) {
+  const m = /([\d,.]+)\s*(ms|s)\b/.exec(text);
+  if (!m) throw new Error(`no latency in ${JSON.stringify(text)}`);
+  const v = Number(m[1].replace(/,/g, ""));
+  return m[2] === "s" ? v * 1000 : v;
+}
+
+/** settled waits until the What-if page's simulation has answered. */
+export async function settled(page) {
+  await page.waitForFunction(() => {
+    const s = document.getElementById("sim-status");
+    return s && s.textContent && !s.textContent.startsWith("Simulating");
+  }, null, { timeout: 60000 });
+}
