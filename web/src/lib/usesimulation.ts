@@ -1,4 +1,5 @@
-// A synchronous simulation (POST /v1/simulate) that follows its inputs:
+// A synchronous simulation (POST /v1/simulate, or another synchronous
+// question such as POST /v1/steptime) that follows its inputs:
 // each change waits a moment (debounce) and cancels the run before it, so
 // that moving a slider asks the server once, for where it stopped.
 
@@ -15,7 +16,7 @@ export interface Simulation<R> {
   elapsedMs: number | null;
 }
 
-export function useSimulation<R>(body: Record<string, unknown> | null, delayMs = 350): Simulation<R> {
+export function useSimulation<R>(body: Record<string, unknown> | null, delayMs = 350, path = "simulate"): Simulation<R> {
   const key = body ? JSON.stringify(body) : "";
   const [sim, setSim] = useState<Simulation<R>>({ report: null, of: "", busy: false, problem: null, elapsedMs: null });
   const seq = useRef(0);
@@ -30,7 +31,7 @@ export function useSimulation<R>(body: Record<string, unknown> | null, delayMs =
     const timer = setTimeout(async () => {
       const t0 = performance.now();
       try {
-        const rep = await post<R>("simulate", key, { signal: ctl.signal });
+        const rep = await post<R>(path, key, { signal: ctl.signal });
         if (n === seq.current) setSim({ report: rep, of: key, busy: false, problem: null, elapsedMs: performance.now() - t0 });
       } catch (e) {
         if (isAbort(e) || n !== seq.current) return;
