@@ -36,6 +36,10 @@
 //     (internal/study/stepreport), its DTO and thin handler; the kernel
 //     databases it and every simulation read come from Domain's provider
 //     (the built-in tables, and directories under kernel_db_dir).
+//   - runupload.go: benchmark runs as uploaded (one result file, or the
+//     files of a run folder with their paths), read in memory;
+//     replay_handlers.go: POST /v1/inspect and POST /v1/validate (`headroom
+//     inspect` and `headroom validate` over an upload) and the validate kind.
 //   - calibration_handlers.go: POST/GET/DELETE /v1/calibrations and the
 //     calibrate kind (a benchmark file imported by internal/adapter/measured, fitted by
 //     internal/study/calibrate); calibrations.go is their store (bbolt, or memory),

@@ -86,6 +86,7 @@ func New(cfg Config, opt Options) (*Server, error) {
 	s.jobs.Register("simulate", s.runSimulateJob, s.checkSimulateJob)
 	s.registerPlannerJobs()
 	s.jobs.Register("calibrate", s.runCalibrateJob, s.checkCalibrateJob)
+	s.jobs.Register("validate", s.runValidateJob, s.checkValidateJob)
 	cals, err := openCalibrationStore(cfg.CalibrationStore)
 	if err != nil {
 		return nil, err
@@ -233,6 +234,8 @@ func (s *Server) routes() *gin.Engine {
 	v1.GET("/jobs", s.listJobs)
 	v1.GET("/jobs/:id", s.getJob)
 	v1.DELETE("/jobs/:id", s.cancelJob)
+	v1.POST("/inspect", s.inspect)
+	v1.POST("/validate", s.validateRun)
 	v1.POST("/calibrations", s.createCalibration)
 	v1.GET("/calibrations", s.listCalibrations)
 	v1.GET("/calibrations/:id", s.getCalibration)
@@ -240,11 +243,16 @@ func (s *Server) routes() *gin.Engine {
 	return r
 }
 
-// limitBody caps request bodies at body_limit_bytes, uploads to POST
-// /v1/calibrations at calibrations.upload_limit_bytes (413 beyond).
+// uploadRoutes take benchmark runs: their bodies may be up to
+// calibrations.upload_limit_bytes.
+var uploadRoutes = map[string]bool{"/v1/calibrations": true, "/v1/inspect": true, "/v1/validate": true}
+
+// limitBody caps request bodies at body_limit_bytes, uploads of benchmark
+// runs (POST /v1/calibrations, /v1/inspect, /v1/validate) at
+// calibrations.upload_limit_bytes (413 beyond).
 func (s *Server) limitBody(c *gin.Context) {
 	limit := s.cfg.BodyLimitBytes
-	if c.Request.Method == http.MethodPost && c.FullPath() == "/v1/calibrations" {
+	if c.Request.Method == http.MethodPost && uploadRoutes[c.FullPath()] {
 		limit = s.cfg.Calibrations.UploadLimitBytes
 	}
 	if c.Request.ContentLength > limit {
