@@ -40,6 +40,8 @@
 //     files of a run folder with their paths), read in memory;
 //     replay_handlers.go: POST /v1/inspect and POST /v1/validate (`headroom
 //     inspect` and `headroom validate` over an upload) and the validate kind.
+//   - rateprofile_handlers.go: POST /v1/rate-profile, a rate profile (and
+//     a trace's lengths) from an uploaded file, for a scenario inline.
 //   - calibration_handlers.go: POST/GET/DELETE /v1/calibrations and the
 //     calibrate kind (a benchmark file imported by internal/adapter/measured, fitted by
 //     internal/study/calibrate); calibrations.go is their store (bbolt, or memory),

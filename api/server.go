@@ -234,6 +234,7 @@ func (s *Server) routes() *gin.Engine {
 	v1.GET("/jobs", s.listJobs)
 	v1.GET("/jobs/:id", s.getJob)
 	v1.DELETE("/jobs/:id", s.cancelJob)
+	v1.POST("/rate-profile", s.rateProfile)
 	v1.POST("/inspect", s.inspect)
 	v1.POST("/validate", s.validateRun)
 	v1.POST("/calibrations", s.createCalibration)
@@ -243,12 +244,13 @@ func (s *Server) routes() *gin.Engine {
 	return r
 }
 
-// uploadRoutes take benchmark runs: their bodies may be up to
+// uploadRoutes take benchmark runs and traces: their bodies may be up to
 // calibrations.upload_limit_bytes.
-var uploadRoutes = map[string]bool{"/v1/calibrations": true, "/v1/inspect": true, "/v1/validate": true}
+var uploadRoutes = map[string]bool{"/v1/calibrations": true, "/v1/inspect": true, "/v1/validate": true, "/v1/rate-profile": true}
 
 // limitBody caps request bodies at body_limit_bytes, uploads of benchmark
-// runs (POST /v1/calibrations, /v1/inspect, /v1/validate) at
+// runs and traces (POST /v1/calibrations, /v1/inspect, /v1/validate,
+// /v1/rate-profile) at
 // calibrations.upload_limit_bytes (413 beyond).
 func (s *Server) limitBody(c *gin.Context) {
 	limit := s.cfg.BodyLimitBytes
