@@ -4,7 +4,7 @@
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { cleanup, launch, openPage, shots, startServer } from "./harness.mjs";
+import { cleanup, launch, openPage, repo, shots, startServer } from "./harness.mjs";
 
 let server, browser;
 before(async () => {
@@ -94,6 +94,31 @@ test("a narrow screen has no sideways scrolling", async () => {
   await page.getByRole("checkbox", { name: /^b200 ·/ }).waitFor();
   const [scroll, inner] = await page.evaluate(() => [document.documentElement.scrollWidth, innerWidth]);
   assert.ok(scroll <= inner, `page ${scroll} px wide in a ${inner} px window`);
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
+test("an uploaded trace plans a day: the day chart shows load, replicas and SLA attainment", async () => {
+  const { page, context, errors, httpErrors } = await openPage(browser);
+  // The README's day example (azure-conv-head.csv stretched 200× into a
+  // day), on one GPU type at a third of its rates to keep the test short.
+  await page.goto(server.url + "/plan?load=profile&gpus=l40s&tps=1&ttft_p99_ms=1500&tpot_p99_ms=80&model=llama-3.1-8b");
+  await page.getByText("Make it from a file…").click();
+  await page.getByLabel("The file is").selectOption("trace");
+  await page.getByLabel("File", { exact: true }).setInputFiles(join(repo, "examples/azure-conv-head.csv"));
+  await page.getByLabel("Window of the profile (s)").fill("3600");
+  await page.getByLabel("Stretch time by (×)").fill("200");
+  await page.getByLabel("Scale the rates by (×)").fill("0.3");
+  await page.getByRole("button", { name: "Use this file" }).click();
+  await page.waitForURL(/profile=0:/);
+  assert.match(await page.locator("#profile-hint").innerText(), /points over 2\d\.\d h.*Lengths: the trace's/);
+  await page.getByRole("button", { name: "Plan", exact: true }).click();
+  await page.locator("#day svg").first().waitFor({ timeout: 120000 });
+  assert.equal(await page.locator("#day svg[class^='plot']").count(), 3);
+  assert.match(await page.locator("#recommendation").innerText(), /L40S/);
+  await page.locator("#day").scrollIntoViewIfNeeded();
+  await page.screenshot({ path: join(shots, "web-plan-day.png") });
+  assert.deepEqual(httpErrors, []);
   assert.deepEqual(errors, []);
   await context.close();
 });

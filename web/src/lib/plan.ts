@@ -4,7 +4,7 @@
 
 import { command, flagArgs, setArgs } from "./cli";
 import type { FieldMap } from "./problems";
-import { parseProfile, profileYAML } from "./profile";
+import { bucketsYAML, parseBuckets, parseProfile, profileYAML } from "./profile";
 import { list, num, prune, str, type FieldDef, type State } from "./query";
 
 /** The README's plan example: the view's defaults. */
@@ -17,6 +17,9 @@ export const planFields: readonly FieldDef[] = [
   { key: "concurrency", def: "16" },
   { key: "profile", def: "" },
   { key: "profile_end_s", def: "" },
+  // A trace's lengths (weight:min:max buckets), used with its profile.
+  { key: "input_buckets", def: "" },
+  { key: "output_buckets", def: "" },
   { key: "requests", def: "1000" },
   { key: "input_tokens", def: "512" },
   { key: "output_tokens", def: "256" },
@@ -42,6 +45,8 @@ export const planFieldMap: FieldMap = [
   ["scenario.workload.rate_profile_end_s", "profile_end_s"],
   ["scenario.workload.rate_profile", "profile"],
   ["scenario.workload.requests", "requests"],
+  ["scenario.workload.input_tokens.buckets", "profile"],
+  ["scenario.workload.output_tokens.buckets", "profile"],
   ["scenario.workload.input_tokens", "input_tokens"],
   ["scenario.workload.output_tokens", "output_tokens"],
   ["scenario.workload", "load"],
@@ -78,6 +83,10 @@ export function planScenario(s: State): Record<string, unknown> {
   if (load === "profile") {
     workload.rate_profile = parseProfile(str(s, "profile"));
     workload.rate_profile_end_s = num(str(s, "profile_end_s"));
+    for (const k of ["input", "output"] as const) {
+      const b = str(s, k + "_buckets");
+      if (b) workload[k + "_tokens"] = { type: "buckets", buckets: parseBuckets(b) };
+    }
   } else {
     workload.requests = num(str(s, "requests"));
     workload.arrival =
@@ -126,14 +135,19 @@ export function planCLI(s: State): string {
   if (load === "profile") {
     argv.push(...setArgs("workload.rate_profile", profileYAML(parseProfile(str(s, "profile")))));
     argv.push(...setArgs("workload.rate_profile_end_s", str(s, "profile_end_s")));
+    for (const k of ["input", "output"] as const) {
+      const b = str(s, k + "_buckets");
+      if (b) argv.push("--set", `workload.${k}_tokens=${bucketsYAML(parseBuckets(b))}`);
+    }
     argv.push(...flagArgs("target-utilization", str(s, "target_utilization")));
   } else {
     if (load === "concurrency") argv.push(...flagArgs("concurrency", str(s, "concurrency")));
     else argv.push(...flagArgs("rate-rps", str(s, "rate_rps")));
     if (str(s, "requests").trim() !== "1000") argv.push(...flagArgs("requests", str(s, "requests")));
   }
-  if (str(s, "input_tokens").trim() !== "512") argv.push(...flagArgs("input-tokens", str(s, "input_tokens")));
-  if (str(s, "output_tokens").trim() !== "256") argv.push(...flagArgs("output-tokens", str(s, "output_tokens")));
+  const traced = (k: string) => load === "profile" && str(s, k + "_buckets") !== "";
+  if (str(s, "input_tokens").trim() !== "512" && !traced("input")) argv.push(...flagArgs("input-tokens", str(s, "input_tokens")));
+  if (str(s, "output_tokens").trim() !== "256" && !traced("output")) argv.push(...flagArgs("output-tokens", str(s, "output_tokens")));
   argv.push(...setArgs("sla.ttft_ms.p99", str(s, "ttft_p99_ms")));
   argv.push(...setArgs("sla.tpot_ms.p99", str(s, "tpot_p99_ms")));
   argv.push(...setArgs("sla.e2e_ms.p99", str(s, "e2e_p99_ms")));

@@ -127,13 +127,12 @@ export function PlanPage() {
               <RateProfileInput
                 profile={str(s, "profile")}
                 endS={str(s, "profile_end_s")}
-                onProfile={(p, end, lengths) => {
+                inputBuckets={str(s, "input_buckets")}
+                onProfile={(p, end, buckets) => {
                   set("profile", p);
                   set("profile_end_s", end);
-                  if (lengths) {
-                    set("input_tokens", lengths.input);
-                    set("output_tokens", lengths.output);
-                  }
+                  set("input_buckets", buckets.input);
+                  set("output_buckets", buckets.output);
                 }}
                 onEnd={(v) => set("profile_end_s", v)}
                 errors={{ profile: err.profile, end: err.profile_end_s }}
@@ -141,10 +140,12 @@ export function PlanPage() {
             ) : (
               <NumberField id="requests" label="Requests" unit="requests" integer value={str(s, "requests")} onValue={(v) => set("requests", v)} error={err.requests} />
             )}
-            <div class="pair">
-              <NumberField id="input_tokens" label="Prompt" unit="tokens" integer value={str(s, "input_tokens")} onValue={(v) => set("input_tokens", v)} error={err.input_tokens} />
-              <NumberField id="output_tokens" label="Output" unit="tokens" integer value={str(s, "output_tokens")} onValue={(v) => set("output_tokens", v)} error={err.output_tokens} />
-            </div>
+            {!(load === "profile" && str(s, "input_buckets")) && (
+              <div class="pair">
+                <NumberField id="input_tokens" label="Prompt" unit="tokens" integer value={str(s, "input_tokens")} onValue={(v) => set("input_tokens", v)} error={err.input_tokens} />
+                <NumberField id="output_tokens" label="Output" unit="tokens" integer value={str(s, "output_tokens")} onValue={(v) => set("output_tokens", v)} error={err.output_tokens} />
+              </div>
+            )}
           </Group>
           <Group id="sla" legend="SLA (every candidate must meet it)">
             <div class="pair">
