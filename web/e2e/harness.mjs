@@ -1,5 +1,5 @@
 // The end-to-end tests' harness: builds the real server (go build -tags
-// full ./cmd/headroom, unless HEADROOM_BIN names a binary), runs `headroom
+// full ./cmd/headroom, unless E2E_SERVER_BIN names a binary), runs `headroom
 // serve` on a free loopback port, and drives headless Chromium
 // (CHROMIUM, default /usr/bin/chromium) through playwright-core.
 
@@ -20,7 +20,7 @@ let work;
 
 /** buildServer builds the binary once and answers its path. */
 function buildServer() {
-  if (process.env.HEADROOM_BIN) return resolve(process.env.HEADROOM_BIN);
+  if (process.env.E2E_SERVER_BIN) return resolve(process.env.E2E_SERVER_BIN);
   work ??= mkdtempSync(join(tmpdir(), "headroom-e2e-"));
   const bin = join(work, "headroom");
   execFileSync("go", ["build", "-tags", "full", "-o", bin, "./cmd/headroom"], { cwd: repo, stdio: "inherit" });
@@ -35,7 +35,8 @@ export async function startServer(extraArgs = [], env = {}) {
   const bin = buildServer();
   const proc = spawn(bin, ["serve", "--listen", "127.0.0.1:0", "--calibration-store", "", "--shutdown-drain", "0s", ...extraArgs], {
     cwd: repo,
-    env: { ...process.env, ...env },
+    // The server reads HEADROOM_* as its configuration: only the test's own.
+    env: { ...Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith("HEADROOM_"))), ...env },
     stdio: ["ignore", "ignore", "pipe"],
   });
   let log = "";

@@ -88,16 +88,6 @@ test("the plan runs from the keyboard alone", async () => {
   await context.close();
 });
 
-test("a narrow screen has no sideways scrolling", async () => {
-  const { page, context, errors } = await openPage(browser, { width: 390, height: 844 });
-  await page.goto(server.url + "/plan");
-  await page.getByRole("checkbox", { name: /^b200 ·/ }).waitFor();
-  const [scroll, inner] = await page.evaluate(() => [document.documentElement.scrollWidth, innerWidth]);
-  assert.ok(scroll <= inner, `page ${scroll} px wide in a ${inner} px window`);
-  assert.deepEqual(errors, []);
-  await context.close();
-});
-
 test("an uploaded trace plans a day: the day chart shows load, replicas and SLA attainment", async () => {
   const { page, context, errors, httpErrors } = await openPage(browser);
   // The README's day example (azure-conv-head.csv stretched 200× into a
