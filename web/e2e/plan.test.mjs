@@ -112,3 +112,47 @@ test("an uploaded trace plans a day: the day chart shows load, replicas and SLA 
   assert.deepEqual(errors, []);
   await context.close();
 });
+
+test("a Hugging Face config.json imported by upload becomes the plan's model", async () => {
+  const { page, context, errors, httpErrors } = await openPage(browser);
+  await page.goto(server.url + "/plan");
+  await page.getByRole("button", { name: "Import a Hugging Face config.json…" }).click();
+  await page.getByLabel("config.json").setInputFiles(join(repo, "api/testdata/hf-config.json"));
+  await page.getByLabel("New model id").fill("e2e-imported");
+  await page.getByRole("button", { name: "Import", exact: true }).click();
+  await page.getByText("added e2e-imported to the server's catalog").waitFor({ timeout: 30000 });
+  assert.equal(await page.getByLabel("Model", { exact: true }).inputValue(), "e2e-imported");
+  await page.waitForURL(/model=e2e-imported/);
+  // The same id again is the server's 409, shown under the id.
+  await page.getByRole("button", { name: "Import", exact: true }).click();
+  await page.locator("#model-config-error, #model-import-id-error").first().waitFor({ timeout: 30000 });
+  assert.match(await page.locator("#model-config-error, #model-import-id-error").first().innerText(), /e2e-imported/);
+  assert.deepEqual(httpErrors, [409]);
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
+test("a running plan is cancelled on the server", async () => {
+  const { page, context, errors, httpErrors } = await openPage(browser);
+  // The whole catalog at every TP: minutes of simulations.
+  await page.goto(server.url + "/plan?gpus=&rate_rps=40");
+  await page.getByRole("checkbox", { name: /^b200 ·/ }).waitFor();
+  await page.getByRole("button", { name: "Plan", exact: true }).click();
+  await page.getByRole("button", { name: "Cancel" }).click();
+  await page.getByText("Cancelled").waitFor();
+  // The server stops the job promptly: it ends cancelled.
+  const state = await page.evaluate(async () => {
+    for (let i = 0; i < 100; i++) {
+      const jobs = (await (await fetch("/v1/jobs")).json()).jobs;
+      const last = jobs[jobs.length - 1];
+      if (last.kind === "plan" && last.state !== "running" && last.state !== "queued") return last.state;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    return "still running after 10 s";
+  });
+  assert.equal(state, "cancelled");
+  assert.equal(await page.locator("#recommendation").count(), 0);
+  assert.deepEqual(httpErrors, []);
+  assert.deepEqual(errors, []);
+  await context.close();
+});

@@ -82,3 +82,22 @@ test("a calibration is fitted on the LLMServingSim folder, stored and downloadab
   assert.deepEqual(errors, []);
   await context.close();
 });
+
+test("a file dropped on the page is read", async () => {
+  const { page, context, errors } = await openPage(browser);
+  await page.goto(server.url + "/validate");
+  const { readFileSync } = await import("node:fs");
+  const text = readFileSync(join(repo, "testdata/llmservingsim/RTX4090/Llama-3.1-8B/vllm/requests.jsonl"), "utf8");
+  await page.evaluate((body) => {
+    const dt = new DataTransfer();
+    dt.items.add(new File([body], "requests.jsonl"));
+    const zone = document.getElementById("file");
+    zone.dispatchEvent(new DragEvent("dragover", { dataTransfer: dt, bubbles: true, cancelable: true }));
+    zone.dispatchEvent(new DragEvent("drop", { dataTransfer: dt, bubbles: true, cancelable: true }));
+  }, text);
+  await page.locator("#inspection").waitFor({ timeout: 30000 });
+  assert.match(await page.locator("#files-status").innerText(), /^requests\.jsonl \(\d+\.\d KiB\)$/);
+  assert.match(await page.locator("#inspection").innerText(), /llmservingsim/);
+  assert.deepEqual(errors, []);
+  await context.close();
+});

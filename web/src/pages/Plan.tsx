@@ -92,6 +92,9 @@ export function PlanPage() {
           {catError && <Alert messages={[`The catalog could not be read: ${catError}`]} />}
           <ModelPicker id="model" value={str(s, "model")} onValue={(v) => set("model", v)} models={cat.models} error={err.model} onImported={() => void loadCatalog(true)} />
           <Group id="gpus" legend="Candidate GPUs (none checked: the whole catalog)" error={err.gpus} class="gpu-list">
+            <p class="hint" id="gpus-checked">
+              {gpus.length === 0 ? "none checked: every GPU of the catalog" : `${gpus.length} checked: ${gpus.join(", ")}`}
+            </p>
             {cat.gpus.map((g) => (
               <Check
                 key={g.id}
@@ -122,7 +125,7 @@ export function PlanPage() {
               ))}
             </div>
             {load === "rate" && <NumberField id="rate_rps" label="Arrival rate" unit="req/s" value={str(s, "rate_rps")} onValue={(v) => set("rate_rps", v)} error={err.rate_rps} hint="Poisson arrivals" />}
-            {load === "concurrency" && <NumberField id="concurrency" label="Users" unit="users" integer value={str(s, "concurrency")} onValue={(v) => set("concurrency", v)} error={err.concurrency} hint="each sends its next request when the last one finished" />}
+            {load === "concurrency" && <NumberField id="concurrency" label="Concurrent users" unit="users" integer value={str(s, "concurrency")} onValue={(v) => set("concurrency", v)} error={err.concurrency} hint="each sends its next request when the last one finished" />}
             {load === "profile" ? (
               <RateProfileInput
                 profile={str(s, "profile")}
@@ -138,7 +141,7 @@ export function PlanPage() {
                 errors={{ profile: err.profile, end: err.profile_end_s }}
               />
             ) : (
-              <NumberField id="requests" label="Requests" unit="requests" integer value={str(s, "requests")} onValue={(v) => set("requests", v)} error={err.requests} />
+              <NumberField id="requests" label="Run length" unit="requests" integer value={str(s, "requests")} onValue={(v) => set("requests", v)} error={err.requests} />
             )}
             {!(load === "profile" && str(s, "input_buckets")) && (
               <div class="pair">

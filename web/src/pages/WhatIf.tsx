@@ -70,7 +70,7 @@ export function WhatIfPage() {
           <Select id="gpu" label="GPU" value={str(s, "gpu")} onValue={(v) => set("gpu", v)} options={gpuOptions} error={err.gpu} />
           <div class="pair">
             <Select id="tp" label="Tensor parallel (GPUs per replica)" value={str(s, "tp")} onValue={(v) => set("tp", v)} options={["1", "2", "4", "8"].map((t) => [t, `TP ${t}`] as const)} error={err.tp} />
-            <NumberField id="replicas" label="Replicas" unit="replicas" integer value={str(s, "replicas")} onValue={(v) => set("replicas", v)} error={err.replicas} />
+            <NumberField id="replicas" label="Replicas" unit="engine copies" integer value={str(s, "replicas")} onValue={(v) => set("replicas", v)} error={err.replicas} />
           </div>
           <Group id="engine" legend="Engine (vLLM)">
             <Slider id="gpu_memory_utilization" label="gpu_memory_utilization" unit="of GPU memory" presets={memPresets} value={str(s, "gpu_memory_utilization")} onValue={(v) => set("gpu_memory_utilization", v)} error={err.gpu_memory_utilization} />
@@ -89,11 +89,11 @@ export function WhatIfPage() {
               </label>
             </div>
             {closed ? (
-              <NumberField id="concurrency" label="Users" unit="users" integer value={str(s, "concurrency")} onValue={(v) => set("concurrency", v)} error={err.concurrency} />
+              <NumberField id="concurrency" label="Concurrent users" unit="users" integer value={str(s, "concurrency")} onValue={(v) => set("concurrency", v)} error={err.concurrency} />
             ) : (
               <NumberField id="rate_rps" label="Arrival rate" unit="req/s" value={str(s, "rate_rps")} onValue={(v) => set("rate_rps", v)} error={err.rate_rps} hint="Poisson arrivals" />
             )}
-            <NumberField id="requests" label="Requests" unit="requests" integer value={str(s, "requests")} onValue={(v) => set("requests", v)} error={err.requests} />
+            <NumberField id="requests" label="Run length" unit="requests" integer value={str(s, "requests")} onValue={(v) => set("requests", v)} error={err.requests} />
             <div class="pair">
               <NumberField id="input_tokens" label="Prompt" unit="tokens" integer value={str(s, "input_tokens")} onValue={(v) => set("input_tokens", v)} error={err.input_tokens} />
               <NumberField id="output_tokens" label="Output" unit="tokens" integer value={str(s, "output_tokens")} onValue={(v) => set("output_tokens", v)} error={err.output_tokens} />
