@@ -53,37 +53,19 @@ import (
 //	@Security		BearerToken
 //	@Router			/v1/calibrations [post]
 func (s *Server) createCalibration(c *gin.Context) {
-	async, err := boolQuery(c, "async")
+	async, done, err := s.admitUpload(c)
 	if err != nil {
 		s.fail(c, err)
 		return
 	}
-	if !async {
-		done, err := s.gate.admit()
-		if err != nil {
-			s.fail(c, err)
-			return
-		}
-		defer done()
-	}
+	defer done()
 	p, err := readCalibrationForm(c)
 	if err != nil {
 		s.fail(c, err)
 		return
 	}
 	if async {
-		raw, err := json.Marshal(p)
-		if err != nil {
-			s.fail(c, err)
-			return
-		}
-		v, err := s.jobs.Submit("calibrate", raw)
-		if err != nil {
-			s.fail(c, err)
-			return
-		}
-		c.Header("Location", "/v1/jobs/"+v.ID)
-		s.respond(c, http.StatusAccepted, v)
+		s.submitAsync(c, "calibrate", p)
 		return
 	}
 	in, err := s.prepareCalibration(p)

@@ -140,19 +140,12 @@ func (s *Server) inspect(c *gin.Context) {
 //	@Security		BearerToken
 //	@Router			/v1/validate [post]
 func (s *Server) validateRun(c *gin.Context) {
-	async, err := boolQuery(c, "async")
+	async, done, err := s.admitUpload(c)
 	if err != nil {
 		s.fail(c, err)
 		return
 	}
-	if !async {
-		done, err := s.gate.admit()
-		if err != nil {
-			s.fail(c, err)
-			return
-		}
-		defer done()
-	}
+	defer done()
 	f, err := readRunForm(c, validateFields)
 	if err != nil {
 		s.fail(c, err)
@@ -164,18 +157,7 @@ func (s *Server) validateRun(c *gin.Context) {
 		return
 	}
 	if async {
-		raw, err := json.Marshal(p)
-		if err != nil {
-			s.fail(c, err)
-			return
-		}
-		v, err := s.jobs.Submit("validate", raw)
-		if err != nil {
-			s.fail(c, paramsFields(err))
-			return
-		}
-		c.Header("Location", "/v1/jobs/"+v.ID)
-		s.respond(c, http.StatusAccepted, v)
+		s.submitAsync(c, "validate", p)
 		return
 	}
 	in, err := s.prepareValidation(p, s.cfg.Simulate.SyncMaxRequests, s.cfg.Simulate.SyncMaxTokens, "simulate.sync_max_", runAsyncHint)

@@ -307,9 +307,9 @@ func TestValidateAsync(t *testing.T) {
 	if err := json.Unmarshal(v.Result, &rep); err != nil || len(rep.Comparisons) != 7 || v.Progress != 1 {
 		t.Fatalf("result %v: %d comparisons, progress %g", err, len(rep.Comparisons), v.Progress)
 	}
-	// The job's params are checked at submission, as the form is.
+	// The job's params are checked at submission, as the form is, the problem naming the form's field.
 	r = postRun(t, h, "/v1/validate?async=true", with(inferencePerfFields, "gpu", ""), folderFiles(t, inferencePerfDir+"/results"))
-	r.wantProblem(t, "invalid-request", "params.gpu")
+	r.wantProblem(t, "invalid-request", "gpu")
 }
 
 // A run folder calibrates as its one file would, its meta.json's settings

@@ -2,11 +2,13 @@ package api
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"mime"
+	"net/http"
 	"path"
 	"slices"
 	"strings"
@@ -216,4 +218,36 @@ func resolveUploadNames(run *measured.Run, cat *catalogs.Catalog) error {
 	}
 	run.Model, run.GPU = id, g.ID
 	return nil
+}
+
+// admitUpload reads an upload's ?async=; a synchronous call is admitted
+// as a synchronous simulation (429 beyond simulate.max_concurrent), and
+// done releases it (nothing to release for async).
+func (s *Server) admitUpload(c *gin.Context) (async bool, done func(), err error) {
+	if async, err = boolQuery(c, "async"); err != nil || async {
+		return async, func() {}, err
+	}
+	done, err = s.gate.admit()
+	if err != nil {
+		return false, func() {}, err
+	}
+	return false, done, nil
+}
+
+// submitAsync submits an upload's params as a job of kind and answers
+// 202 with the job; its params are checked at submission, their problems
+// naming the form's fields.
+func (s *Server) submitAsync(c *gin.Context, kind string, params any) {
+	raw, err := json.Marshal(params)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	v, err := s.jobs.Submit(kind, raw)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	c.Header("Location", "/v1/jobs/"+v.ID)
+	s.respond(c, http.StatusAccepted, v)
 }

@@ -8,6 +8,7 @@ import { mkdtempSync, mkdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve, dirname } from "node:path";
 import { fileURLToPath } from "node:url";
+import { after, before } from "node:test";
 import { chromium } from "playwright-core";
 
 export const repo = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
@@ -120,4 +121,22 @@ export async function settled(page) {
     const s = document.getElementById("sim-status");
     return s && s.textContent && !s.textContent.startsWith("Simulating");
   }, null, { timeout: 60000 });
+}
+
+/**
+ * useServer starts a server (and a browser) before a file's tests and
+ * stops them after; the returned object holds them once started.
+ */
+export function useServer(extraArgs = [], env = {}) {
+  const ctx = { server: undefined, browser: undefined };
+  before(async () => {
+    ctx.server = await startServer(extraArgs, env);
+    ctx.browser = await launch();
+  });
+  after(async () => {
+    await ctx.browser?.close();
+    await ctx.server?.stop();
+    cleanup();
+  });
+  return ctx;
 }

@@ -1,21 +1,12 @@
 // The Plan page as a person uses it: the README's example, a bad input,
-// the keyboard, a narrow screen.
+// the keyboard, a rate profile from a trace, a model import, a cancel.
 
-import { after, before, test } from "node:test";
+import { test } from "node:test";
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { cleanup, launch, openPage, repo, shots, startServer } from "./harness.mjs";
+import { openPage, repo, shots, useServer } from "./harness.mjs";
 
-let server, browser;
-before(async () => {
-  server = await startServer();
-  browser = await launch();
-});
-after(async () => {
-  await browser?.close();
-  await server?.stop();
-  cleanup();
-});
+const ctx = useServer();
 
 // README.md's plan example answers this sentence (`headroom plan --model
 // llama-3.1-70b --rate-rps 4 --set sla.ttft_ms.p99=2000 --set
@@ -23,9 +14,9 @@ after(async () => {
 const readmeSentence = "1 × NVIDIA B200 SXM 180GB as 1 replica of TP1: $5.50/h";
 
 test("the README's plan example shows its recommendation within seconds", async () => {
-  const { page, context, errors, httpErrors } = await openPage(browser);
+  const { page, context, errors, httpErrors } = await openPage(ctx.browser);
   const t0 = Date.now();
-  await page.goto(server.url + "/");
+  await page.goto(ctx.server.url + "/");
   await page.getByRole("checkbox", { name: /^b200 ·/ }).waitFor();
   await page.getByRole("button", { name: "Plan", exact: true }).click();
   const rec = page.locator("#recommendation");
@@ -52,8 +43,8 @@ test("the README's plan example shows its recommendation within seconds", async 
 });
 
 test("a bad input shows the API's problem next to its field", async () => {
-  const { page, context, errors, httpErrors } = await openPage(browser);
-  await page.goto(server.url + "/plan");
+  const { page, context, errors, httpErrors } = await openPage(ctx.browser);
+  await page.goto(ctx.server.url + "/plan");
   const rate = page.getByLabel("Arrival rate (req/s)");
   await rate.fill("-4");
   await page.getByRole("button", { name: "Plan", exact: true }).click();
@@ -70,8 +61,8 @@ test("a bad input shows the API's problem next to its field", async () => {
 });
 
 test("the plan runs from the keyboard alone", async () => {
-  const { page, context, errors } = await openPage(browser);
-  await page.goto(server.url + "/plan?gpus=b200&tps=1&max_replicas=2");
+  const { page, context, errors } = await openPage(ctx.browser);
+  await page.goto(ctx.server.url + "/plan?gpus=b200&tps=1&max_replicas=2");
   await page.getByRole("checkbox", { name: /^b200 ·/ }).waitFor();
   await page.getByLabel("Model").focus();
   // Tab through the form to the Plan button (every control on the way is reachable).
@@ -89,10 +80,10 @@ test("the plan runs from the keyboard alone", async () => {
 });
 
 test("an uploaded trace plans a day: the day chart shows load, replicas and SLA attainment", async () => {
-  const { page, context, errors, httpErrors } = await openPage(browser);
+  const { page, context, errors, httpErrors } = await openPage(ctx.browser);
   // The README's day example (azure-conv-head.csv stretched 200× into a
   // day), on one GPU type at a third of its rates to keep the test short.
-  await page.goto(server.url + "/plan?load=profile&gpus=l40s&tps=1&ttft_p99_ms=1500&tpot_p99_ms=80&model=llama-3.1-8b");
+  await page.goto(ctx.server.url + "/plan?load=profile&gpus=l40s&tps=1&ttft_p99_ms=1500&tpot_p99_ms=80&model=llama-3.1-8b");
   await page.getByText("Make it from a file…").click();
   await page.getByLabel("The file is").selectOption("trace");
   await page.getByLabel("File", { exact: true }).setInputFiles(join(repo, "examples/azure-conv-head.csv"));
@@ -114,8 +105,8 @@ test("an uploaded trace plans a day: the day chart shows load, replicas and SLA 
 });
 
 test("a Hugging Face config.json imported by upload becomes the plan's model", async () => {
-  const { page, context, errors, httpErrors } = await openPage(browser);
-  await page.goto(server.url + "/plan");
+  const { page, context, errors, httpErrors } = await openPage(ctx.browser);
+  await page.goto(ctx.server.url + "/plan");
   await page.getByRole("button", { name: "Import a Hugging Face config.json…" }).click();
   await page.getByLabel("config.json").setInputFiles(join(repo, "api/testdata/hf-config.json"));
   await page.getByLabel("New model id").fill("e2e-imported");
@@ -133,9 +124,9 @@ test("a Hugging Face config.json imported by upload becomes the plan's model", a
 });
 
 test("a running plan is cancelled on the server", async () => {
-  const { page, context, errors, httpErrors } = await openPage(browser);
+  const { page, context, errors, httpErrors } = await openPage(ctx.browser);
   // The whole catalog at every TP: minutes of simulations.
-  await page.goto(server.url + "/plan?gpus=&rate_rps=40");
+  await page.goto(ctx.server.url + "/plan?gpus=&rate_rps=40");
   await page.getByRole("checkbox", { name: /^b200 ·/ }).waitFor();
   await page.getByRole("button", { name: "Plan", exact: true }).click();
   await page.getByRole("button", { name: "Cancel" }).click();

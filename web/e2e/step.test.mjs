@@ -1,25 +1,16 @@
 // The Step page: the step explanation as a stacked bar with each kernel's source.
 
-import { after, before, test } from "node:test";
+import { test } from "node:test";
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { cleanup, launch, msOf, openPage, shots, startServer } from "./harness.mjs";
+import { msOf, openPage, shots, useServer } from "./harness.mjs";
 
-let server, browser;
-before(async () => {
-  server = await startServer();
-  browser = await launch();
-});
-after(async () => {
-  await browser?.close();
-  await server?.stop();
-  cleanup();
-});
+const ctx = useServer();
 
 test("the README's steptime example shows its kernels and sources", async () => {
-  const { page, context, errors, httpErrors } = await openPage(browser);
+  const { page, context, errors, httpErrors } = await openPage(ctx.browser);
   // README: headroom steptime --model qwen3-30b-a3b --gpu h200 --dp 8 --expert-parallel --batch-decode 64 --kv-len 2048 --steptime table
-  await page.goto(server.url + "/step?model=qwen3-30b-a3b&gpu=h200&dp=8&expert_parallel=1");
+  await page.goto(ctx.server.url + "/step?model=qwen3-30b-a3b&gpu=h200&dp=8&expert_parallel=1");
   await page.locator("#kernels tbody tr").first().waitFor({ timeout: 60000 });
   const step = msOf(await page.locator("#step-ms .v").innerText());
   assert.ok(step > 0.5 && step < 100, `step ${step} ms`);

@@ -2,26 +2,17 @@
 // the predicted-against-measured chart per stage; a calibration is fitted,
 // stored and downloadable.
 
-import { after, before, test } from "node:test";
+import { test } from "node:test";
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { cleanup, launch, openPage, repo, shots, startServer } from "./harness.mjs";
+import { openPage, repo, shots, useServer } from "./harness.mjs";
 
-let server, browser;
-before(async () => {
-  server = await startServer();
-  browser = await launch();
-});
-after(async () => {
-  await browser?.close();
-  await server?.stop();
-  cleanup();
-});
+const ctx = useServer();
 
 test("the inference-perf results folder gives the predicted-vs-measured chart per stage", async () => {
-  const { page, context, errors, httpErrors } = await openPage(browser);
+  const { page, context, errors, httpErrors } = await openPage(ctx.browser);
   // README: headroom validate --run testdata/inference-perf/vllm+v0_engine/results --model llama-3.1-8b --gpu h100-sxm --max-num-seqs 128 --max-model-len 512
-  await page.goto(server.url + "/validate?model=llama-3.1-8b&gpu=h100-sxm&max_num_seqs=128&max_model_len=512");
+  await page.goto(ctx.server.url + "/validate?model=llama-3.1-8b&gpu=h100-sxm&max_num_seqs=128&max_model_len=512");
   await page.locator("#pick-folder").setInputFiles(join(repo, "testdata/inference-perf/vllm+v0_engine/results"));
   await page.locator("#inspection").waitFor({ timeout: 30000 });
   assert.match(await page.locator("#inspection").innerText(), /inference-perf-report/);
@@ -43,8 +34,8 @@ test("the inference-perf results folder gives the predicted-vs-measured chart pe
 });
 
 test("a run that does not name its model says so next to the field", async () => {
-  const { page, context, errors, httpErrors } = await openPage(browser);
-  await page.goto(server.url + "/validate");
+  const { page, context, errors, httpErrors } = await openPage(ctx.browser);
+  await page.goto(ctx.server.url + "/validate");
   await page.locator("#pick-file").setInputFiles(join(repo, "testdata/llmservingsim/RTX4090/Llama-3.1-8B/vllm/requests.jsonl"));
   await page.locator("#inspection").waitFor({ timeout: 30000 });
   await page.getByRole("button", { name: "Validate", exact: true }).click();
@@ -58,8 +49,8 @@ test("a run that does not name its model says so next to the field", async () =>
 });
 
 test("a calibration is fitted on the LLMServingSim folder, stored and downloadable", async () => {
-  const { page, context, errors, httpErrors } = await openPage(browser);
-  await page.goto(server.url + "/validate");
+  const { page, context, errors, httpErrors } = await openPage(ctx.browser);
+  await page.goto(ctx.server.url + "/validate");
   await page.locator("#pick-folder").setInputFiles(join(repo, "testdata/llmservingsim/RTX4090/Llama-3.1-8B"));
   await page.locator("#inspection").waitFor({ timeout: 30000 });
   assert.match(await page.locator("#inspection").innerText(), /rtx-4090/);
@@ -84,8 +75,8 @@ test("a calibration is fitted on the LLMServingSim folder, stored and downloadab
 });
 
 test("a file dropped on the page is read", async () => {
-  const { page, context, errors } = await openPage(browser);
-  await page.goto(server.url + "/validate");
+  const { page, context, errors } = await openPage(ctx.browser);
+  await page.goto(ctx.server.url + "/validate");
   const { readFileSync } = await import("node:fs");
   const text = readFileSync(join(repo, "testdata/llmservingsim/RTX4090/Llama-3.1-8B/vllm/requests.jsonl"), "utf8");
   await page.evaluate((body) => {

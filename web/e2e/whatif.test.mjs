@@ -1,26 +1,17 @@
 // The What-if page: moving max_num_seqs re-simulates and moves TTFT; a
 // pinned setting shows side by side with the differences highlighted.
 
-import { after, before, test } from "node:test";
+import { test } from "node:test";
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { cleanup, launch, msOf, openPage, settled, shots, startServer } from "./harness.mjs";
+import { msOf, openPage, settled, shots, useServer } from "./harness.mjs";
 
-let server, browser;
-before(async () => {
-  server = await startServer();
-  browser = await launch();
-});
-after(async () => {
-  await browser?.close();
-  await server?.stop();
-  cleanup();
-});
+const ctx = useServer();
 
 test("moving max_num_seqs changes the predicted TTFT", async () => {
-  const { page, context, errors, httpErrors } = await openPage(browser);
+  const { page, context, errors, httpErrors } = await openPage(ctx.browser);
   // Llama-3.1-8B on one H100 at 10 req/s: about 38 requests run at once.
-  await page.goto(server.url + "/whatif");
+  await page.goto(ctx.server.url + "/whatif");
   await page.locator("#ttft .v").waitFor({ timeout: 60000 });
   await settled(page);
   const before = msOf(await page.locator("#ttft .v").innerText());
@@ -49,8 +40,8 @@ test("moving max_num_seqs changes the predicted TTFT", async () => {
 });
 
 test("a pinned setting shows side by side, differences highlighted", async () => {
-  const { page, context, errors } = await openPage(browser);
-  await page.goto(server.url + "/whatif?max_num_seqs=8");
+  const { page, context, errors } = await openPage(ctx.browser);
+  await page.goto(ctx.server.url + "/whatif?max_num_seqs=8");
   await page.locator("#ttft .v").waitFor({ timeout: 60000 });
   await settled(page);
   await page.getByRole("button", { name: "Pin these settings as A" }).click();
@@ -72,8 +63,8 @@ test("a pinned setting shows side by side, differences highlighted", async () =>
 });
 
 test("a bad setting shows the server's reason next to it", async () => {
-  const { page, context, errors, httpErrors } = await openPage(browser);
-  await page.goto(server.url + "/whatif");
+  const { page, context, errors, httpErrors } = await openPage(ctx.browser);
+  await page.goto(ctx.server.url + "/whatif");
   await page.locator("#ttft .v").waitFor({ timeout: 60000 });
   await page.getByLabel("max_num_seqs, exact value (sequences)").fill("0.5");
   const msg = page.locator("#max_num_seqs-error");
