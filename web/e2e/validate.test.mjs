@@ -5,7 +5,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { openPage, repo, shots, useServer } from "./harness.mjs";
+import { openPage, repo, shots, startServer, useServer } from "./harness.mjs";
 
 const ctx = useServer();
 
@@ -91,4 +91,24 @@ test("a file dropped on the page is read", async () => {
   assert.match(await page.locator("#inspection").innerText(), /llmservingsim/);
   assert.deepEqual(errors, []);
   await context.close();
+});
+
+test("a run over the synchronous limits replays as a job", async () => {
+  const small = await startServer(["--sync-max-requests", "5000"]);
+  try {
+    const { page, context, errors, httpErrors } = await openPage(ctx.browser);
+    await page.goto(small.url + "/validate?model=llama-3.1-8b&gpu=h100-sxm&max_num_seqs=128&max_model_len=512");
+    await page.locator("#pick-folder").setInputFiles(join(repo, "testdata/inference-perf/vllm+v0_engine/results"));
+    await page.locator("#inspection").waitFor({ timeout: 30000 });
+    await page.getByRole("button", { name: "Validate", exact: true }).click();
+    await page.locator("#pvm-chart svg[class^='plot']").waitFor({ timeout: 120000 });
+    const jobs = await page.evaluate(async () => (await (await fetch("/v1/jobs")).json()).jobs);
+    assert.deepEqual(jobs.map((j) => [j.kind, j.state]), [["validate", "succeeded"]]);
+    // The synchronous try answered 422 (over the limit) before the job.
+    assert.deepEqual(httpErrors, [422]);
+    assert.deepEqual(errors, []);
+    await context.close();
+  } finally {
+    await small.stop();
+  }
 });

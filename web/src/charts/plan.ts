@@ -41,12 +41,14 @@ export function paretoChart(r: PlanResult, width: number): Element {
       Plot.text([r.pareto_limit_ms], { x: (d: number) => d, frameAnchor: "top", text: () => `SLA ${r.pareto_limit_ms} ms`, dx: -4, textAnchor: "end", fill: "#b3261e" }),
     );
   }
+  // The x domain spans the candidates and the SLA bound, with a margin.
+  const xs = pts.map((c) => c.pareto_latency_ms).concat(r.pareto_limit_ms ? [r.pareto_limit_ms] : []);
   return Plot.plot({
     width,
     height: Math.min(380, Math.max(260, width * 0.45)),
     marginLeft: 60,
     marginTop: 28,
-    x: { label: `${metric} (ms) →`, type: "log", nice: true },
+    x: { label: `${metric} (ms) →`, type: "log", domain: [Math.min(...xs) / 1.3, Math.max(...xs) * 1.3] },
     y: { label: "↑ cost ($/h)", type: "log", nice: true, grid: false },
     color: { ...statusColors, legend: true },
     marks,

@@ -22,11 +22,17 @@ export interface Follow<R> {
 
 const pollMs = 200;
 
+/** run submits a job (POST /v1/jobs) and follows it. */
+export function run<R>(kind: string, params: unknown, onView: (v: JobView<R>) => void): Follow<R> {
+  return follow<R>((signal) => post<JobView<R>>("jobs", { kind, params }, { signal }), onView);
+}
+
 /**
- * run submits a job and follows it, reporting each state it sees. A
+ * follow submits a job (submit answers its view: POST /v1/jobs, or an
+ * upload's ?async=true) and follows it, reporting each state it sees. A
  * submission the server refuses rejects with its problem at once.
  */
-export function run<R>(kind: string, params: unknown, onView: (v: JobView<R>) => void): Follow<R> {
+export function follow<R>(submit: (signal: AbortSignal) => Promise<JobView<R>>, onView: (v: JobView<R>) => void): Follow<R> {
   let id = "";
   let stopped = false;
   let timer: ReturnType<typeof setTimeout> | undefined;
@@ -46,7 +52,7 @@ export function run<R>(kind: string, params: unknown, onView: (v: JobView<R>) =>
         reject(e);
       }
     };
-    post<JobView<R>>("jobs", { kind, params }, { signal: ctl.signal }).then((v) => {
+    submit(ctl.signal).then((v) => {
       id = v.id;
       onView(v);
       if (stopped) {

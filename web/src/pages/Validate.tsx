@@ -1,9 +1,9 @@
 import { useEffect, useRef, useState } from "preact/hooks";
-import { ApiProblem, del, get, isAbort, post } from "../lib/api";
+import { ApiProblem, get, isAbort, post } from "../lib/api";
 import { useAuthRequired } from "../lib/auth";
 import { curl } from "../lib/cli";
 import * as fmt from "../lib/format";
-import type { Follow } from "../lib/jobs";
+import { follow, type Follow } from "../lib/jobs";
 import { placeProblem, type PlacedProblem } from "../lib/problems";
 import { str } from "../lib/query";
 import { shareURL, useQueryState } from "../lib/usestate";
@@ -100,7 +100,8 @@ export function ValidatePage() {
   const [busy, setBusy] = useState("");
   const [progress, setProgress] = useState<number | null>(null);
   const [cal, setCal] = useState<Calibration | null>(null);
-  const job = useRef<Follow<ValidationReport> | null>(null);
+  // The job a large replay or fit runs as (cancelled when the page goes).
+  const job = useRef<Follow<unknown> | null>(null);
   const auth = useAuthRequired();
   useEffect(() => () => void job.current?.cancel(), []);
 
@@ -131,7 +132,7 @@ export function ValidatePage() {
         // Too large to replay at once: as a job, with its progress.
         if (!(e instanceof ApiProblem && e.status === 422 && e.detail.includes("async=true"))) throw e;
         setBusy("Replaying the run as a job…");
-        const f = await asJob();
+        const f = follow<ValidationReport>((signal) => post("validate?async=true", form(s, files), { signal }), (v) => setProgress(v.progress));
         job.current = f;
         setReport((await f.done).result ?? null);
       }
@@ -141,34 +142,6 @@ export function ValidatePage() {
       setBusy("");
       setProgress(null);
     }
-  };
-
-  // asJob submits the replay as a validate job (POST /v1/validate?async=true) and follows it.
-  const asJob = async (): Promise<Follow<ValidationReport>> => {
-    const v = await post<{ id: string }>("validate?async=true", form(s, files));
-    let stopped = false;
-    const done = new Promise<{ result?: ValidationReport }>((resolve, reject) => {
-      const poll = async () => {
-        if (stopped) return;
-        try {
-          const j = await get<{ state: string; progress: number; result?: ValidationReport; error?: { status?: number; detail?: string; title?: string } }>("jobs/" + v.id);
-          setProgress(j.progress);
-          if (j.state === "succeeded") return resolve(j);
-          if (j.state === "failed" || j.state === "cancelled") return reject(new ApiProblem(j.error?.status ?? 0, j.error ?? {}));
-          setTimeout(poll, 250);
-        } catch (e) {
-          reject(e);
-        }
-      };
-      void poll();
-    });
-    return {
-      done: done as Follow<ValidationReport>["done"],
-      cancel: async () => {
-        stopped = true;
-        await del("jobs/" + encodeURIComponent(v.id)).catch(() => {});
-      },
-    };
   };
 
   const calibrate = async () => {
@@ -182,8 +155,11 @@ export function ValidatePage() {
       } catch (e) {
         if (!(e instanceof ApiProblem && e.status === 422 && e.detail.includes("async=true"))) throw e;
         setBusy("Fitting as a job…");
-        const v = await post<{ id: string }>("calibrations?async=true", calibrationForm(s, files));
-        c = await followCalibration(v.id, setProgress);
+        const f = follow<Calibration>((signal) => post("calibrations?async=true", calibrationForm(s, files), { signal }), (v) => setProgress(v.progress));
+        job.current = f;
+        const v = await f.done;
+        if (!v.result) throw new ApiProblem(0, { title: "No calibration", detail: "the calibrate job succeeded without a result" });
+        c = v.result;
       }
       setCal(c);
     } catch (e) {
@@ -273,16 +249,6 @@ const triState: [string, string][] = [
   ["true", "on"],
   ["false", "off"],
 ];
-
-async function followCalibration(jobID: string, onProgress: (p: number) => void): Promise<Calibration> {
-  for (;;) {
-    const j = await get<{ state: string; progress: number; result?: Calibration; error?: { status?: number; detail?: string; title?: string } }>("jobs/" + jobID);
-    onProgress(j.progress);
-    if (j.state === "succeeded" && j.result) return j.result;
-    if (j.state === "failed" || j.state === "cancelled") throw new ApiProblem(j.error?.status ?? 0, j.error ?? {});
-    await new Promise((r) => setTimeout(r, 300));
-  }
-}
 
 function pair(f?: Figures): string {
   if (!f) return "–";
