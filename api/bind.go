@@ -15,19 +15,10 @@ import (
 	"github.com/go-playground/validator/v10"
 )
 
-// readBody reads the whole body; the limit middleware has capped it, so an
-// over-long body fails with *http.MaxBytesError.
-func readBody(c *gin.Context) ([]byte, error) {
-	if c.Request.Body == nil {
-		return nil, nil
-	}
-	return io.ReadAll(c.Request.Body)
-}
-
 // bindJSON decodes the body into dst strictly (unknown keys and trailing
 // data are errors) and checks its binding tags and cross-field rules.
 func (s *Server) bindJSON(c *gin.Context, dst any) error {
-	body, err := readBody(c)
+	body, err := s.readBody(c)
 	if err != nil {
 		return err
 	}
@@ -37,10 +28,14 @@ func (s *Server) bindJSON(c *gin.Context, dst any) error {
 	return s.check(dst)
 }
 
-// decodeStrict decodes one JSON value into dst.
+// decodeStrict decodes one JSON value into dst: unknown keys, a key given
+// twice in one object, and data after the value are errors.
 func decodeStrict(body []byte, dst any) error {
 	if len(bytes.TrimSpace(body)) == 0 {
 		return fmt.Errorf("%w: the request body is empty (want a JSON object)", ErrMalformed)
+	}
+	if err := duplicateKeys(body); err != nil {
+		return err
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
@@ -51,6 +46,79 @@ func decodeStrict(body []byte, dst any) error {
 		return fmt.Errorf("%w: unexpected data after the JSON value", ErrMalformed)
 	}
 	return nil
+}
+
+// duplicateKeys refuses a JSON value with a key given twice in one object
+// (encoding/json would keep the last silently), naming its path. Syntax
+// errors are left to the decoder.
+func duplicateKeys(body []byte) error {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	type frame struct {
+		object bool
+		keys   map[string]bool
+		path   string
+		index  int
+		key    string // the key whose value comes next (objects)
+		atKey  bool   // the next token is a key
+	}
+	var stack []*frame
+	child := func() string { // the path of the value about to start
+		if len(stack) == 0 {
+			return ""
+		}
+		f := stack[len(stack)-1]
+		if f.object {
+			return joinPath(f.path, f.key)
+		}
+		return fmt.Sprintf("%s[%d]", f.path, f.index)
+	}
+	done := func() { // a value ended
+		if len(stack) == 0 {
+			return
+		}
+		f := stack[len(stack)-1]
+		if f.object {
+			f.atKey = true
+		} else {
+			f.index++
+		}
+	}
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil // the end, or a syntax error the decoder words
+		}
+		if len(stack) > 0 {
+			if f := stack[len(stack)-1]; f.object && f.atKey {
+				if k, ok := tok.(string); ok {
+					if f.keys[k] {
+						return &ValidationError{Fields: []FieldProblem{{Field: joinPath(f.path, k), Reason: "is given twice"}}}
+					}
+					f.keys[k], f.key, f.atKey = true, k, false
+					continue
+				}
+			}
+		}
+		switch tok {
+		case json.Delim('{'):
+			stack = append(stack, &frame{object: true, keys: map[string]bool{}, path: child(), atKey: true})
+		case json.Delim('['):
+			stack = append(stack, &frame{path: child()})
+		case json.Delim('}'), json.Delim(']'):
+			stack = stack[:len(stack)-1]
+			done()
+		default:
+			done()
+		}
+	}
+}
+
+func joinPath(parent, key string) string {
+	if parent == "" {
+		return key
+	}
+	return parent + "." + key
 }
 
 // jsonError turns encoding/json's errors into malformed-request and

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"math"
 	"net/http"
+	"os"
 	"path"
 	"strconv"
 	"time"
@@ -24,7 +25,7 @@ import (
 // createCalibration godoc
 //
 //	@Summary		Calibrate the step-time model on a benchmark run
-//	@Description	Fits the simulator's step-time profile to a measured benchmark run, as `headroom calibrate`, and stores it under a new id that scenarios name in their `calibration` field. The body is multipart/form-data: `file` is a benchmark result file in any format the importer detects (vLLM bench, SGLang bench_serving, GenAI-Perf, AIPerf, guidellm, inference-perf, LLMServingSim, llmperf, Headroom's CSV), or, repeated, the files of a run folder (each part's file name its path in the folder, as for POST /v1/inspect); the other fields fill what the file does not record. A run of at most `calibrations.sync_max_requests` requests is fitted synchronously (201, the calibration file); a larger one answers 422 unless `async=true`, which runs the fit as a job of kind calibrate (202, the job; its result is the stored calibration). The body may be up to `calibrations.upload_limit_bytes`. Calibrations persist across restarts in `calibration_store`.
+//	@Description	Fits the simulator's step-time profile to a measured benchmark run, as `headroom calibrate`, and stores it under a new id that scenarios name in their `calibration` field. The body is multipart/form-data: `file` is a benchmark result file in any format the importer detects (vLLM bench, SGLang bench_serving, GenAI-Perf, AIPerf, guidellm, inference-perf, LLMServingSim, llmperf, Headroom's CSV), or, repeated, the files of a run folder (each part's file name its path in the folder, as for POST /v1/inspect); the other fields fill what the file does not record. A run of at most `calibrations.sync_max_requests` requests is fitted synchronously (201, the calibration file); a larger one answers 422 unless `async=true`, which runs the fit as a job of kind calibrate (202, the job; its result is the stored calibration). The body may be up to `calibrations.upload_limit_bytes`; uploads together, read, fitted or queued, hold at most `calibrations.upload_budget_bytes` (each its size, once: a queued job holds the imported run). Calibrations persist across restarts in `calibration_store`, at most `calibrations.max_stored` of them (422 beyond).
 //	@Tags			calibrations
 //	@Accept			multipart/form-data
 //	@Produce		json,application/problem+json
@@ -45,32 +46,68 @@ import (
 //	@Header			202						{string}	Location	"/v1/jobs/{id}"
 //	@Failure		400						{object}	Problem	"malformed form, invalid field, or a file that does not import (the detail names the format, record and field)"
 //	@Failure		404						{object}	Problem	"unknown model or GPU"
+//	@Failure		408						{object}	Problem	"the body was not sent within body_read_timeout"
 //	@Failure		413						{object}	Problem	"body too large"
 //	@Failure		415						{object}	Problem	"not multipart/form-data"
 //	@Failure		422						{object}	Problem	"too few completed requests, infeasible, or over the synchronous limits (use async=true)"
-//	@Failure		429						{object}	Problem	"job queue full (async), or too many synchronous simulations in flight"
+//	@Failure		429						{object}	Problem	"the uploads held fill calibrations.upload_budget_bytes, the job queue is full (async), or too many synchronous simulations are in flight"
 //	@Header			429						{integer}	Retry-After	"seconds"
 //	@Security		BearerToken
 //	@Router			/v1/calibrations [post]
 func (s *Server) createCalibration(c *gin.Context) {
-	async, done, err := s.admitUpload(c)
+	async, err := boolQuery(c, "async")
 	if err != nil {
 		s.fail(c, err)
 		return
 	}
-	defer done()
-	p, err := readCalibrationForm(c)
+	// The upload's size is reserved before its body is read, and held
+	// until its fit ends (here, or as the job it is handed to).
+	form, up, err := s.readUploadForm(c, formFields)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	handed := false
+	defer func() {
+		if !handed {
+			up.release()
+		}
+	}()
+	p, err := calibrateParams(form)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	if !async {
+		done, err := s.gate.admit() // once the body is in: a slow client holds no admission
+		if err != nil {
+			s.fail(c, err)
+			return
+		}
+		defer done()
+	}
+	in, err := s.prepareCalibration(p)
 	if err != nil {
 		s.fail(c, err)
 		return
 	}
 	if async {
-		s.submitAsync(c, "calibrate", p)
-		return
-	}
-	in, err := s.prepareCalibration(p)
-	if err != nil {
-		s.fail(c, err)
+		// The job holds the imported run, not the files again as base64:
+		// the params record the form's other fields.
+		p.File, p.Files = nil, nil
+		raw, err := json.Marshal(p)
+		if err != nil {
+			s.fail(c, err)
+			return
+		}
+		v, err := s.jobs.SubmitHeld("calibrate", raw, in, up.release)
+		if err != nil {
+			s.fail(c, err)
+			return
+		}
+		handed = true
+		c.Header("Location", "/v1/jobs/"+v.ID)
+		s.respond(c, http.StatusAccepted, v)
 		return
 	}
 	if n, limit := replayRequests(in.run), s.cfg.Calibrations.SyncMaxRequests; n > limit {
@@ -115,7 +152,12 @@ func (s *Server) createCalibration(c *gin.Context) {
 //	@Security		BearerToken
 //	@Router			/v1/calibrations/{id} [get]
 func (s *Server) getCalibration(c *gin.Context) {
-	f, _, err := s.cals.get(c.Param("id"))
+	id, err := pathID(c)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	f, _, err := s.cals.get(id)
 	if err != nil {
 		s.fail(c, err)
 		return
@@ -153,7 +195,12 @@ func (s *Server) listCalibrations(c *gin.Context) {
 //	@Security		BearerToken
 //	@Router			/v1/calibrations/{id} [delete]
 func (s *Server) deleteCalibration(c *gin.Context) {
-	if err := s.cals.remove(c.Param("id")); err != nil {
+	id, err := pathID(c)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	if err := s.cals.remove(id); err != nil {
 		s.fail(c, err)
 		return
 	}
@@ -177,15 +224,9 @@ const maxFormField = 4096
 // formFields are the fields of POST /v1/calibrations besides file.
 var formFields = []string{"format", "model", "gpu", "tp", "max_num_seqs", "max_num_batched_tokens", "max_model_len", "stage", "max_evaluations"}
 
-// readCalibrationForm reads the multipart body part by part (the files
-// are held in memory, as the importer reads them whole; nothing goes to
-// disk): one file part is the result file, several the files of a run
-// folder. Unknown and repeated fields are errors.
-func readCalibrationForm(c *gin.Context) (*CalibrateParams, error) {
-	f, err := readRunForm(c, formFields)
-	if err != nil {
-		return nil, err
-	}
+// calibrateParams are the params an upload's form gives: one file part is
+// the result file, several the files of a run folder.
+func calibrateParams(f *runForm) (*CalibrateParams, error) {
 	p := &CalibrateParams{}
 	if len(f.files) == 1 {
 		p.File = f.files[0].Data
@@ -207,10 +248,11 @@ func readCalibrationForm(c *gin.Context) (*CalibrateParams, error) {
 	return p, nil
 }
 
-// formError words a multipart read failure (413 past the upload limit).
+// formError words a multipart read failure (413 past the upload limit,
+// 408 past the read deadline).
 func formError(err error) error {
 	var mbe *http.MaxBytesError
-	if errors.As(err, &mbe) {
+	if errors.As(err, &mbe) || errors.Is(err, os.ErrDeadlineExceeded) {
 		return err
 	}
 	return fmt.Errorf("%w: multipart body: %v", ErrMalformed, err)
@@ -417,9 +459,12 @@ func (s *Server) checkCalibrateJob(params json.RawMessage) error {
 // runCalibrateJob is the calibrate job kind: its result is the stored
 // calibration file.
 func (s *Server) runCalibrateJob(ctx context.Context, params json.RawMessage, progress func(float64)) (any, error) {
-	in, err := s.calibrateInput(params)
-	if err != nil {
-		return nil, err
+	in, held := heldValue(ctx).(*calibrationInput) // an upload, imported at submission
+	if !held {
+		var err error
+		if in, err = s.calibrateInput(params); err != nil {
+			return nil, err
+		}
 	}
 	progress(0)
 	release, err := s.jobSlot(ctx) // a fit is one simulation after another

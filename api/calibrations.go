@@ -34,6 +34,8 @@ type calibrationStore struct {
 	mem  map[string]storedCalib // with no path
 	// closed refuses every operation after close.
 	closed bool
+	// max is the most calibrations kept (calibrations.max_stored).
+	max int
 }
 
 // storedCalib is one stored calibration: the file as `headroom calibrate
@@ -55,8 +57,8 @@ const boltTimeout = 2 * time.Second
 // openCalibrationStore opens path, creating the file if needed ("" for
 // memory only). The directory of path must exist; a file another process
 // holds is an error after boltTimeout.
-func openCalibrationStore(path string) (*calibrationStore, error) {
-	s := &calibrationStore{path: path}
+func openCalibrationStore(path string, maxStored int) (*calibrationStore, error) {
+	s := &calibrationStore{path: path, max: maxStored}
 	if path == "" {
 		s.mem = map[string]storedCalib{}
 		return s, nil
@@ -81,18 +83,14 @@ func openCalibrationStore(path string) (*calibrationStore, error) {
 
 // openLocked opens (or creates) the file.
 func (s *calibrationStore) openLocked() error {
-	db, err := bolt.Open(s.path, 0o644, &bolt.Options{Timeout: boltTimeout})
+	db, err := openBolt(s.path, &bolt.Options{Timeout: boltTimeout})
 	if err != nil {
 		if errors.Is(err, bolterrors.ErrTimeout) {
 			return fmt.Errorf("calibration store %s: locked by another process (another headroom serve?): %w", s.path, err)
 		}
-		return fmt.Errorf("calibration store %s: %w", s.path, err)
-	}
-	if err := db.Update(func(tx *bolt.Tx) error {
-		_, err := tx.CreateBucketIfNotExists(calibBucket)
-		return err
-	}); err != nil {
-		db.Close()
+		if errors.Is(err, errDamagedStore) {
+			return &ConfigError{Key: "calibration_store", Err: err, Reason: fmt.Sprintf("calibration_store %s: %v; move it aside to start with an empty store (%s)", s.path, err, EnvName("calibration_store"))}
+		}
 		return fmt.Errorf("calibration store %s: %w", s.path, err)
 	}
 	s.db = db
@@ -131,7 +129,16 @@ func (s *calibrationStore) create(f *calibrate.File, now time.Time) error {
 		return fmt.Errorf("calibration store: %w", err)
 	}
 	rec := storedCalib{CreatedAt: now.UTC(), File: json.RawMessage(bytes.TrimSpace(b.Bytes()))}
+	full := func(n int) error {
+		if s.max > 0 && n >= s.max {
+			return fmt.Errorf("%w: the store holds %d calibrations, the most calibrations.max_stored allows: DELETE /v1/calibrations/{id} one first", ErrLimit, n)
+		}
+		return nil
+	}
 	if s.mem != nil {
+		if err := full(len(s.mem)); err != nil {
+			return err
+		}
 		s.mem[f.ID] = rec
 		return nil
 	}
@@ -140,7 +147,11 @@ func (s *calibrationStore) create(f *calibrate.File, now time.Time) error {
 		return fmt.Errorf("calibration store: %w", err)
 	}
 	return s.db.Update(func(tx *bolt.Tx) error {
-		return tx.Bucket(calibBucket).Put([]byte(f.ID), raw)
+		b := tx.Bucket(calibBucket)
+		if err := full(b.Stats().KeyN); err != nil {
+			return err
+		}
+		return b.Put([]byte(f.ID), raw)
 	})
 }
 

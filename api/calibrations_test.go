@@ -366,7 +366,7 @@ func TestCalibrationStoreConfig(t *testing.T) {
 	for _, path := range []string{filepath.Join(dir, "missing", "cal.db"), dir} {
 		cfg := testConfig()
 		cfg.CalibrationStore = path
-		dom, err := NewDomain(mustBuiltin(t), "")
+		dom, err := NewDomain(mustBuiltin(t), "", nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -380,7 +380,7 @@ func TestCalibrationStoreConfig(t *testing.T) {
 	}
 	cfg := testConfig()
 	cfg.CalibrationStore = bad
-	dom, _ := NewDomain(mustBuiltin(t), "")
+	dom, _ := NewDomain(mustBuiltin(t), "", nil)
 	if _, err := New(cfg, Options{Engine: dom}); err == nil {
 		t.Errorf("a file that is not a store opens")
 	}
@@ -395,7 +395,7 @@ func TestCalibrationStoreLockedFailsAtStart(t *testing.T) {
 	s1 := newTestServer(t, func(c *Config) { c.CalibrationStore = path })
 	cfg := testConfig()
 	cfg.CalibrationStore = path
-	dom, _ := NewDomain(mustBuiltin(t), "")
+	dom, _ := NewDomain(mustBuiltin(t), "", nil)
 	start := time.Now()
 	s2, err := New(cfg, Options{Engine: dom})
 	if err == nil {

@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/gin-gonic/gin"
+
+	"github.com/headroom-sim/headroom/catalogs"
 )
 
 // listGPUs godoc
@@ -33,7 +35,12 @@ func (s *Server) listGPUs(c *gin.Context) {
 //	@Security		BearerToken
 //	@Router			/v1/gpus/{id} [get]
 func (s *Server) getGPU(c *gin.Context) {
-	g, err := s.engine.GPU(c.Param("id"))
+	id, err := pathID(c)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	g, err := s.engine.GPU(id)
 	if err != nil {
 		s.fail(c, err)
 		return
@@ -66,9 +73,10 @@ func (s *Server) listModels(c *gin.Context) {
 //	@Security		BearerToken
 //	@Router			/v1/models/{id} [get]
 func (s *Server) getModel(c *gin.Context) {
-	id := strings.TrimPrefix(c.Param("id"), "/")
-	if u, err := url.PathUnescape(id); err == nil {
-		id = u
+	id, err := pathID(c)
+	if err != nil {
+		s.fail(c, err)
+		return
 	}
 	m, err := s.engine.Model(id)
 	if err != nil {
@@ -111,7 +119,7 @@ func (s *Server) addModel(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	body, err := readBody(c)
+	body, err := s.readBody(c)
 	if err != nil {
 		s.fail(c, err)
 		return
@@ -142,15 +150,31 @@ func (s *Server) addModel(c *gin.Context) {
 //	@Security		BearerToken
 //	@Router			/v1/models/{id} [delete]
 func (s *Server) deleteModel(c *gin.Context) {
-	id := strings.TrimPrefix(c.Param("id"), "/")
-	if u, err := url.PathUnescape(id); err == nil {
-		id = u
+	id, err := pathID(c)
+	if err != nil {
+		s.fail(c, err)
+		return
 	}
 	if _, err := s.engine.DeleteModel(id); err != nil {
 		s.fail(c, err)
 		return
 	}
 	c.Status(http.StatusNoContent)
+}
+
+// pathID is the id a path names (a model's may be a Hugging Face id with
+// a slash, sent as is or escaped), refused past catalogs.MaxNameBytes
+// before any lookup: no id is longer, and matching a long one against
+// every name ("did you mean") would cost the product of the lengths.
+func pathID(c *gin.Context) (string, error) {
+	id := strings.TrimPrefix(c.Param("id"), "/")
+	if u, err := url.PathUnescape(id); err == nil {
+		id = u
+	}
+	if len(id) > catalogs.MaxNameBytes {
+		return "", invalid("id", "is %d bytes long, more than the %d of any id", len(id), catalogs.MaxNameBytes)
+	}
+	return id, nil
 }
 
 // nonNil makes an empty list encode as [].

@@ -34,6 +34,11 @@ type Config struct {
 	AllowRemoteWithoutToken bool `koanf:"allow_remote_without_token" yaml:"allow_remote_without_token"`
 	// BodyLimitBytes bounds a request body (413 beyond it).
 	BodyLimitBytes int64 `koanf:"body_limit_bytes" yaml:"body_limit_bytes"`
+	// BodyReadTimeout is how long a client may take to send a request
+	// body (408 beyond it). Bodies are read before a request takes any
+	// slot (a synchronous simulation's, the CPU budget's), so a slow client
+	// holds nothing another request needs.
+	BodyReadTimeout time.Duration `koanf:"body_read_timeout" yaml:"body_read_timeout"`
 	// ShutdownDrain is how long the server keeps its listener open after
 	// SIGINT/SIGTERM with /readyz answering 503, so that load balancers
 	// stop sending requests before it closes (a second signal skips it).
@@ -111,6 +116,15 @@ type CalibrationsConfig struct {
 	SyncMaxRequests int `koanf:"sync_max_requests" yaml:"sync_max_requests"`
 	// SyncTimeout is the wall-time limit of a synchronous fit.
 	SyncTimeout time.Duration `koanf:"sync_timeout" yaml:"sync_timeout"`
+	// UploadBudgetBytes bounds the uploads held at once, synchronous and
+	// asynchronous together: each reserves its size (its Content-Length,
+	// else upload_limit_bytes) before its body is read and keeps it while
+	// it is read, fitted, or queued as a job, held once (the imported run);
+	// one that does not fit answers 429 with Retry-After.
+	UploadBudgetBytes int64 `koanf:"upload_budget_bytes" yaml:"upload_budget_bytes"`
+	// MaxStored is the most calibrations the store keeps (422 beyond:
+	// DELETE one first).
+	MaxStored int `koanf:"max_stored" yaml:"max_stored"`
 }
 
 // ModelsConfig bounds POST /v1/models.
@@ -160,12 +174,13 @@ func DefaultConfig() Config {
 	return Config{
 		Listen:           "127.0.0.1:8080",
 		BodyLimitBytes:   1 << 20,
+		BodyReadTimeout:  10 * time.Second,
 		ShutdownDrain:    5 * time.Second,
 		ShutdownGrace:    30 * time.Second,
 		CalibrationStore: "headroom-calibrations.db",
 		Limits:           LimitsConfig{Simulations: runtime.NumCPU(), TimeseriesPoints: 50000},
 		Simulate:         SimulateConfig{MaxConcurrent: 2 * runtime.NumCPU(), SyncMaxRequests: 20000, SyncMaxTokens: 500_000_000, SyncTimeout: 30 * time.Second},
-		Calibrations:     CalibrationsConfig{UploadLimitBytes: 64 << 20, SyncMaxRequests: 1000, SyncTimeout: time.Minute},
+		Calibrations:     CalibrationsConfig{UploadLimitBytes: 64 << 20, SyncMaxRequests: 1000, SyncTimeout: time.Minute, UploadBudgetBytes: 256 << 20, MaxStored: 1000},
 		Models:           ModelsConfig{MaxAdded: 200},
 		Jobs: JobsConfig{
 			Workers: runtime.NumCPU(), QueueSize: 64, ResultTTL: time.Hour, MaxFinished: 1000,
@@ -298,9 +313,12 @@ func checkKeys(keys []string, where func(string) string) error {
 type ConfigError struct {
 	Key    string
 	Reason string
+	// Err is the error behind the reason, when there is one.
+	Err error
 }
 
 func (e *ConfigError) Error() string { return e.Reason }
+func (e *ConfigError) Unwrap() error { return e.Err }
 
 // defaultMap is DefaultConfig as a flat key → value map.
 func defaultMap() map[string]any {
@@ -385,6 +403,12 @@ func (c Config) Validate() error {
 		return bad("calibrations.sync_max_requests", "must be >= 1")
 	case c.Calibrations.SyncTimeout <= 0:
 		return bad("calibrations.sync_timeout", "must be > 0")
+	case c.Calibrations.UploadBudgetBytes < c.Calibrations.UploadLimitBytes:
+		return bad("calibrations.upload_budget_bytes", fmt.Sprintf("must be >= calibrations.upload_limit_bytes (%d): one upload must fit", c.Calibrations.UploadLimitBytes))
+	case c.Calibrations.MaxStored < 1 || c.Calibrations.MaxStored > 1_000_000:
+		return bad("calibrations.max_stored", "must be in [1, 1000000]")
+	case c.BodyReadTimeout <= 0:
+		return bad("body_read_timeout", "must be > 0")
 	case c.Models.MaxAdded < 0 || c.Models.MaxAdded > 100000:
 		return bad("models.max_added", "must be in [0, 100000]")
 	case c.Jobs.Workers < 1 || c.Jobs.Workers > 1024:

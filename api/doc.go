@@ -12,15 +12,20 @@
 //   - budget.go: the one CPU budget every simulation takes a slot of;
 //     admission.go admits synchronous simulations (429 beyond
 //     simulate.max_concurrent) and answers them at their time limit;
-//     workbound.go bounds each run's estimated tokens before it starts.
+//     workbound.go bounds each run's estimated tokens before it starts;
+//     uploads.go reads bodies within body_read_timeout before any slot is
+//     taken, and holds calibration uploads within their byte budget.
 //   - engine.go: the Engine interface the handlers call, and Domain, its
 //     implementation over catalogs, scenario and sim; store.go keeps the
-//     catalog that POST /v1/models extends (and persists).
+//     catalog that POST /v1/models extends (and persists: atomic writes,
+//     loaded entry by entry).
 //   - dto.go: request and response bodies; their `binding` tags are both
 //     the run-time rules and the published schema. validate.go adds the
 //     cross-field rules, bind.go decodes strictly and words the failures.
-//   - problem.go: RFC 9457 problems; problemFor is the one place that
-//     maps errors to HTTP statuses.
+//   - problem.go: RFC 9457 problems; every error has a kind (input,
+//     not found, infeasible, limit, internal, or the protocol's own), and
+//     kindRules and problemFor are the one place that maps errors to
+//     kinds and kinds to HTTP statuses (a simulator fault is a logged 500).
 //   - catalog_handlers.go, run_handlers.go, job_handlers.go,
 //     ops_handlers.go: thin handlers with their swag annotations;
 //     GET /v1/jobs/{id} also answers a result as its SVG chart (Accept:
@@ -30,7 +35,8 @@
 //     encoded within a per-job and a total size, and a TTL for finished
 //     jobs; timeseries.go coarsens long report time series.
 //   - planner_jobs.go: the sweep, plan, curve, maxload and compare kinds
-//     over internal/study/plan: each a params DTO, a check run at submission and a
+//     over internal/study/plan: each a params DTO, the planner's own check
+//     of the question at submission (plan.Runner.Check and its kin) and a
 //     runner whose result is the planner's.
 //   - steptime.go: POST /v1/steptime, one engine step explained
 //     (internal/study/stepreport), its DTO and thin handler; the kernel
@@ -45,7 +51,8 @@
 //   - calibration_handlers.go: POST/GET/DELETE /v1/calibrations and the
 //     calibrate kind (a benchmark file imported by internal/adapter/measured, fitted by
 //     internal/study/calibrate); calibrations.go is their store (bbolt, or memory),
-//     which scenarios' calibration ids resolve through.
+//     which scenarios' calibration ids resolve through; boltfile.go opens
+//     its file, a damaged one an error, never a fault.
 //   - metrics.go: the Prometheus series.
 //   - webapp.go: the web planner at / (built from ../web into webapp/,
 //     embedded), which asks only the public /v1 API.

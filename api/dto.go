@@ -49,7 +49,7 @@ type CapacityEngine struct {
 	// MaxNumBatchedTokens must be >= max_num_seqs when both are given.
 	MaxNumBatchedTokens int `json:"max_num_batched_tokens" binding:"omitempty,min=1,max=16777216" example:"8192"`
 	MaxModelLen         int `json:"max_model_len" binding:"omitempty,min=1,max=16777216" example:"8192"`
-	BlockSize           int `json:"block_size" binding:"omitempty,min=1,max=1024" example:"16"`
+	BlockSize           int `json:"block_size" binding:"omitempty,oneof=1 8 16 32 64 128 256" example:"16"`
 	// EnableChunkedPrefill (default true) changes the default
 	// max_num_batched_tokens.
 	EnableChunkedPrefill *bool `json:"enable_chunked_prefill" default:"true"`

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"log/slog"
 	"path/filepath"
 	"strings"
 
@@ -71,9 +72,10 @@ type Domain struct {
 }
 
 // NewDomain serves base, extended with the models of storeDir (when not
-// ""), where POST /v1/models also writes.
-func NewDomain(base *catalogs.Catalog, storeDir string) (*Domain, error) {
-	st, err := newCatalogStore(base, storeDir)
+// ""), where POST /v1/models also writes; log receives what loading the
+// store skipped (nil: discarded).
+func NewDomain(base *catalogs.Catalog, storeDir string, log *slog.Logger) (*Domain, error) {
+	st, err := newCatalogStore(base, storeDir, log)
 	if err != nil {
 		return nil, err
 	}
@@ -179,8 +181,26 @@ func (d *Domain) Env(run RunEnv) scenario.Env {
 			if err != nil {
 				return nil, err
 			}
-			return d.kernels.Load(g, dir)
+			db, err := d.kernels.Load(g, dir)
+			if err != nil {
+				return nil, kernelDBError(name, dir, run.KernelDBDir, g, err)
+			}
+			return db, nil
 		}}
+}
+
+// kernelDBError words a kernel database that could not be read by the
+// name the request gave: the server's paths and what else its
+// kernel_db_dir holds are not the client's to see.
+func kernelDBError(name, dir, root string, g *hardware.GPU, err error) error {
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("%q: no such kernel database under the server's kernel_db_dir", name)
+	case errors.Is(err, kerneldb.ErrNoSystem):
+		return fmt.Errorf("%q: %w for %s", name, kerneldb.ErrNoSystem, g.ID)
+	}
+	msg := strings.ReplaceAll(err.Error(), dir, name)
+	return errors.New(strings.ReplaceAll(msg, root, "kernel_db_dir"))
 }
 
 // ErrKernelDBNotAllowed refuses a kernel_db over the API when the server
@@ -208,32 +228,15 @@ func (d *Domain) Prepare(sc scenario.Scenario, run RunEnv) (*scenario.Resolved, 
 	return sc.Resolve(d.Env(run))
 }
 
-// Simulate runs sim.Run. Its errors other than ctx's are the scenario's
-// doing: they wrap ErrSimulation (422) unless they already name a field
-// or a limit.
+// Simulate runs sim.Run. Its errors keep their kind (problemFor): a
+// field or a limit is the input's, a sim.ErrInternal or an error no rule
+// knows the server's (500, logged).
 func (d *Domain) Simulate(ctx context.Context, res *scenario.Resolved, progress func(float64)) (*sim.Report, error) {
 	var opts []sim.Option
 	if progress != nil {
 		opts = append(opts, sim.WithProgress(progress))
 	}
-	rep, err := sim.Run(ctx, res.Config, opts...)
-	if err != nil {
-		return nil, simulationError(ctx, err)
-	}
-	return rep, nil
-}
-
-// simulationError classifies a failed run: ctx's end passes as it is, an
-// error problemFor knows keeps its status, anything else becomes
-// ErrSimulation.
-func simulationError(ctx context.Context, err error) error {
-	if ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
-		return err
-	}
-	if _, internal := problemFor(err); internal {
-		return fmt.Errorf("%w: %w", ErrSimulation, err)
-	}
-	return err
+	return sim.Run(ctx, res.Config, opts...)
 }
 
 // decodeScenario decodes a scenario body strictly: unknown keys are errors

@@ -14,7 +14,7 @@ func TestDomainKernels(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, err := NewDomain(cat, "")
+	d, err := NewDomain(cat, "", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

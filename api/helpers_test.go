@@ -40,7 +40,7 @@ func newTestServer(t testing.TB, mutate func(*Config)) *Server {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dom, err := NewDomain(base, cfg.ModelStoreDir)
+	dom, err := NewDomain(base, cfg.ModelStoreDir, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/headroom-sim/headroom/hardware"
+	"github.com/headroom-sim/headroom/internal/study/plan"
 	"github.com/headroom-sim/headroom/sim"
 )
 
@@ -81,28 +82,34 @@ func TestHostileCompareJobIsNot500(t *testing.T) {
 	jobRefusedAsInput(t, s, `{"kind":"compare","params":{"a":`+hostileScenarios[0].body+`,"b":{"model":"llama-3.1-8b","gpu":"a100-80gb"}}}`)
 }
 
-// TestSimulationErrorClassified: what sim.Run returns is the input's fault
-// (422, or 400 naming the field), except the end of the caller's context.
-func TestSimulationErrorClassified(t *testing.T) {
-	live := t.Context()
-	done, cancel := context.WithCancel(live)
-	cancel()
+// TestSimulationErrorKinds: what sim.Run returns keeps its kind: a field
+// or a limit is the input's (400, 422), the end of the caller's context is
+// 503, and a fault of the simulator (sim.ErrInternal, "a simulator bug")
+// or an error no rule knows is the server's, 500 and logged, never a 422
+// that blames the client.
+func TestSimulationErrorKinds(t *testing.T) {
 	for _, c := range []struct {
-		name   string
-		ctx    context.Context
-		err    error
-		status int
+		name     string
+		err      error
+		status   int
+		internal bool
 	}{
-		{"unknown error", live, errors.New("sim: the trace has no requests"), 422},
-		{"field", live, &hardware.FieldError{Field: "workload.requests", Reason: "must be >= 1"}, 400},
-		{"time span", live, fmt.Errorf("%w: past 10000000 s", sim.ErrTooLong), 422},
-		{"event limit", live, sim.ErrEventLimit, 422},
-		{"cancelled", done, context.Canceled, 503},
+		{"unknown error", errors.New("sim: the trace has no requests"), 500, true},
+		{"simulator fault", fmt.Errorf("%w: 10 requests issued but 9 completed, 0 rejected and 0 unfinished (a simulator bug)", sim.ErrInternal), 500, true},
+		{"a panic in a planner run", &plan.PanicError{Value: "index out of range"}, 500, true},
+		{"field", &hardware.FieldError{Field: "workload.requests", Reason: "must be >= 1"}, 400, false},
+		{"time span", fmt.Errorf("%w: past 10000000 s", sim.ErrTooLong), 422, false},
+		{"time span naming its field", fmt.Errorf("%w: %w", sim.ErrTooLong, &hardware.FieldError{Field: "workload.arrival.rate_rps", Reason: "the next arrival falls after"}), 422, false},
+		{"event limit", sim.ErrEventLimit, 422, false},
+		{"cancelled", context.Canceled, 503, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			p, internal := problemFor(simulationError(c.ctx, c.err))
-			if internal || p.Status != c.status {
-				t.Fatalf("status %d (internal %v), want %d", p.Status, internal, c.status)
+			p, internal := problemFor(c.err)
+			if internal != c.internal || p.Status != c.status {
+				t.Fatalf("status %d (internal %v), want %d (internal %v)", p.Status, internal, c.status, c.internal)
+			}
+			if c.status == 422 && c.name == "time span naming its field" && (len(p.Errors) == 0 || p.Errors[0].Field != "workload.arrival.rate_rps") {
+				t.Errorf("fields %+v, want workload.arrival.rate_rps", p.Errors)
 			}
 		})
 	}

@@ -84,7 +84,12 @@ func (s *Server) getJob(c *gin.Context) {
 		s.jobChart(c)
 		return
 	}
-	v, err := s.jobs.Get(c.Param("id"))
+	id, err := pathID(c)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	v, err := s.jobs.Get(id)
 	if err != nil {
 		s.fail(c, err)
 		return
@@ -127,7 +132,11 @@ func (s *Server) respondJob(c *gin.Context, v JobView) {
 
 // jobChart answers a job's result as its default chart.
 func (s *Server) jobChart(c *gin.Context) {
-	id := c.Param("id")
+	id, err := pathID(c)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
 	v, err := s.jobs.Get(id)
 	if err != nil {
 		s.fail(c, err)
@@ -198,7 +207,12 @@ func (s *Server) jobChart(c *gin.Context) {
 //	@Security		BearerToken
 //	@Router			/v1/jobs/{id} [delete]
 func (s *Server) cancelJob(c *gin.Context) {
-	v, _, err := s.jobs.Cancel(c.Param("id"))
+	id, err := pathID(c)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	v, _, err := s.jobs.Cancel(id)
 	if err != nil {
 		s.fail(c, err)
 		return

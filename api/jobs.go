@@ -120,6 +120,11 @@ type job struct {
 	cancel     context.CancelFunc
 	// cancelled is set by Cancel: the run's end is then "cancelled".
 	cancelled bool
+	// held is what SubmitHeld handed over (the runner reads it with
+	// heldValue), release what gives its memory back: called once the job
+	// is final, however it ends.
+	held    any
+	release func()
 }
 
 // NewJobManager makes a manager; register kinds, then Start it.
@@ -179,6 +184,25 @@ func (m *JobManager) Start() {
 // Submit checks params and queues a job. Errors: an unknown kind or the
 // check's error, *QueueFullError, ErrShuttingDown.
 func (m *JobManager) Submit(kind string, params json.RawMessage) (JobView, error) {
+	return m.submit(kind, params, true, nil, nil)
+}
+
+// SubmitHeld queues a job whose input the caller has checked and holds in
+// memory (held, which the runner reads with heldValue; params only record
+// it): the job keeps it until it is final, then calls release. When
+// SubmitHeld fails the caller still owns held and release.
+func (m *JobManager) SubmitHeld(kind string, params json.RawMessage, held any, release func()) (JobView, error) {
+	return m.submit(kind, params, false, held, release)
+}
+
+// heldKey carries a job's held value in its runner's context.
+type heldKey struct{}
+
+// heldValue is what SubmitHeld handed the job running under ctx (nil for
+// a job submitted with Submit).
+func heldValue(ctx context.Context) any { return ctx.Value(heldKey{}) }
+
+func (m *JobManager) submit(kind string, params json.RawMessage, check bool, held any, release func()) (JobView, error) {
 	m.mu.Lock()
 	k, ok := m.kinds[kind]
 	known := make([]string, 0, len(m.kinds))
@@ -191,7 +215,7 @@ func (m *JobManager) Submit(kind string, params json.RawMessage) (JobView, error
 		return JobView{}, &ValidationError{Fields: []FieldProblem{{Field: "kind",
 			Reason: fmt.Sprintf("unknown job kind %q (known: %s)", kind, strings.Join(known, ", "))}}}
 	}
-	if k.check != nil {
+	if k.check != nil && check {
 		if err := k.check(params); err != nil {
 			return JobView{}, err
 		}
@@ -203,7 +227,7 @@ func (m *JobManager) Submit(kind string, params json.RawMessage) (JobView, error
 	}
 	m.evictLocked()
 	m.seq++
-	j := &job{id: rand.Text(), kind: kind, seq: m.seq, params: params, state: JobQueued, created: m.opt.Now()}
+	j := &job{id: rand.Text(), kind: kind, seq: m.seq, params: params, state: JobQueued, created: m.opt.Now(), held: held, release: release}
 	select {
 	case m.queue <- j:
 	default:
@@ -242,7 +266,7 @@ func (m *JobManager) lookupLocked(id string) (*job, error) {
 	m.evictLocked()
 	j, ok := m.jobs[id]
 	if !ok {
-		return nil, notFound("job %q (finished jobs are kept for %s)", id, m.opt.ResultTTL)
+		return nil, notFound("job %q: no such job here (finished jobs are kept for %s, and no job outlives the server process: one from before a restart is gone)", id, m.opt.ResultTTL)
 	}
 	return j, nil
 }
@@ -294,7 +318,10 @@ func (m *JobManager) Result(id string) (JobView, any, error) {
 
 // Cancel stops or deletes a job: a queued one is cancelled at once, a
 // running one once its runner returns (both stay listed, cancelled); a
-// finished one is deleted, its result freed (deleted is then true).
+// finished one is deleted, its result freed (deleted is then true). It is
+// idempotent: a job a Cancel stopped answers every later Cancel as the
+// first left it (it stays listed, cancelled, until its TTL), so two
+// DELETEs crossing each other agree.
 func (m *JobManager) Cancel(id string) (v JobView, deleted bool, err error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -302,10 +329,12 @@ func (m *JobManager) Cancel(id string) (v JobView, deleted bool, err error) {
 	if !ok {
 		return JobView{}, false, notFound("job %q", id)
 	}
-	switch j.state {
-	case JobQueued:
-		m.finishLocked(j, JobCancelled, nil, context.Canceled)
-	case JobRunning:
+	switch {
+	case j.cancelled:
+	case j.state == JobQueued:
+		j.cancelled = true
+		m.finishLocked(j, JobCancelled, nil, fmt.Errorf("cancelled by DELETE before it started: %w", context.Canceled))
+	case j.state == JobRunning:
 		j.cancelled = true
 		j.cancel()
 	default:
@@ -379,6 +408,9 @@ func (m *JobManager) runOne(j *job) {
 	k := m.kinds[j.kind]
 	ctx, cancel := context.WithTimeout(m.base, m.opt.Timeout)
 	defer cancel()
+	if j.held != nil {
+		ctx = context.WithValue(ctx, heldKey{}, j.held)
+	}
 	j.cancel = cancel
 	j.state, j.started = JobRunning, m.opt.Now()
 	m.opt.OnTransition(j.kind, JobQueued, JobRunning)
@@ -496,7 +528,11 @@ func (m *JobManager) finishLocked(j *job, to JobState, raw []byte, err error) {
 	from := j.state
 	j.state, j.result, j.err, j.finished = to, raw, err, m.opt.Now()
 	m.resultBytes += int64(len(raw))
-	j.params = nil
+	j.params, j.held = nil, nil
+	if j.release != nil {
+		j.release()
+		j.release = nil
+	}
 	m.opt.OnTransition(j.kind, from, to)
 	if err != nil && to == JobFailed {
 		if _, internal := problemFor(err); internal {

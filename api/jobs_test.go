@@ -284,3 +284,40 @@ func TestJobsQueueFullHTTP(t *testing.T) {
 	}
 	r.problem(t)
 }
+
+// TestCancelIsIdempotent (issue 23, smaller items): DELETEs of a queued job
+// agree however many cross: each answers it cancelled, and it stays
+// listed; a job gone says a restart forgets jobs.
+func TestCancelIsIdempotent(t *testing.T) {
+	m := newManager(1, 4, nil)
+	m.Register("k", func(ctx context.Context, _ json.RawMessage, _ func(float64)) (any, error) { return "done", nil }, nil)
+	v, err := m.Submit("k", json.RawMessage(`{}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	views := make([]JobView, 8)
+	deleted := make([]bool, 8)
+	for i := range views {
+		wg.Go(func() {
+			var err error
+			views[i], deleted[i], err = m.Cancel(v.ID)
+			if err != nil {
+				t.Errorf("Cancel %d: %v", i, err)
+			}
+		})
+	}
+	wg.Wait()
+	for i := range views {
+		if views[i].State != JobCancelled || deleted[i] {
+			t.Errorf("Cancel %d: state %s, deleted %v; want cancelled, kept", i, views[i].State, deleted[i])
+		}
+	}
+	if got, err := m.Get(v.ID); err != nil || got.State != JobCancelled {
+		t.Errorf("after the DELETEs: %v, %v", got.State, err)
+	}
+	_, err = m.Get("NOPE")
+	if !errors.Is(err, ErrNotFound) || !strings.Contains(err.Error(), "restart") {
+		t.Errorf("an unknown job: %v, want a 404 saying jobs do not outlive a restart", err)
+	}
+}

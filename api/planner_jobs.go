@@ -8,23 +8,23 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"strings"
 
 	"github.com/headroom-sim/headroom/catalogs"
 	"github.com/headroom-sim/headroom/internal/study/plan"
 	"github.com/headroom-sim/headroom/internal/study/scenario"
 	"github.com/headroom-sim/headroom/sim"
-	"github.com/headroom-sim/headroom/sim/memory"
 )
 
 // The planner job kinds: sweep, plan, curve, maxload and compare, the
 // questions of `headroom sweep|plan|curve|maxload|compare` over the API.
 // Each kind's check decodes its params (strictly, the scenarios with
-// scenario.Decode) and resolves what it can without simulating, so that bad
-// input is a 4xx of POST /v1/jobs; its runner decodes them again and asks
-// plan.Runner, whose result struct is the job's result. Every simulation a
-// job runs is bounded by jobs.max_requests; scenarios may name stored
-// calibrations, never files.
+// scenario.Decode) and asks the planner's own check of the question
+// (plan.Runner.Check, CheckSweep, CheckCurve, CheckMaxLoad, CheckCompare:
+// what the question does before it simulates, with the same defaults and
+// bounds), so that bad input is a 4xx of POST /v1/jobs; its runner decodes
+// them again and asks plan.Runner, whose result struct is the job's
+// result. Every simulation a job runs is bounded by jobs.max_requests and
+// jobs.max_tokens; scenarios may name stored calibrations, never files.
 
 // registerPlannerJobs adds the planner kinds to the job manager.
 func (s *Server) registerPlannerJobs() {
@@ -95,25 +95,6 @@ func invalid(field, format string, a ...any) error {
 	return &ValidationError{Fields: []FieldProblem{{Field: field, Reason: fmt.Sprintf(format, a...)}}}
 }
 
-// resolveIn resolves sc for a check, naming fields from the params, and
-// bounds its tokens by jobs.max_tokens when it bounds its requests.
-func (s *Server) resolveIn(sc scenario.Scenario, field string, maxRequests int) error {
-	res, err := s.engine.Prepare(sc, s.runEnv(maxRequests))
-	if err != nil {
-		return prefixFields(err, field+".")
-	}
-	if maxRequests > 0 {
-		if err := s.checkJobTokens(&sc, res); err != nil {
-			var ol *OverLimitError
-			if errors.As(err, &ol) {
-				return &OverLimitError{Field: field + "." + ol.Field, Reason: ol.Reason}
-			}
-			return err
-		}
-	}
-	return nil
-}
-
 // Sweep.
 
 func (s *Server) sweepSpec(params json.RawMessage) (plan.SweepSpec, error) {
@@ -165,92 +146,15 @@ func wholeNumbers(vs []any) []any {
 // at submission).
 const maxSweepValues = 2000
 
-// checkSweepJob checks that every axis value decodes into the scenario,
-// and that the scenario's model, GPU and calibration exist unless swept. A
-// point that cannot run (does not fit, over the request limit) is an error
-// in its row of the result, as in `headroom sweep`.
+// checkSweepJob is the planner's check of the sweep (plan.CheckSweep): a
+// point that cannot run is an error in its row of the result, as in
+// `headroom sweep`.
 func (s *Server) checkSweepJob(params json.RawMessage) error {
 	spec, err := s.sweepSpec(params)
 	if err != nil {
 		return err
 	}
-	cat := s.catalog()
-	swept := map[string]bool{}
-	for i, a := range spec.Axes {
-		swept[a.Path] = true
-		for j, v := range a.Values {
-			pt, err := scenario.With(spec.Scenario, scenario.Override{Path: a.Path, Value: v})
-			if err != nil {
-				return axisError(i, j, a.Path, err)
-			}
-			// Ids on an axis name things that exist.
-			switch a.Path {
-			case "model":
-				_, err = cat.Model(pt.Model)
-			case "gpu":
-				_, err = cat.GPU(pt.GPU)
-			case "calibration":
-				if pt.Calibration != "" {
-					_, err = s.cals.profile(pt.Calibration)
-				}
-			}
-			if err != nil {
-				return fmt.Errorf("axes[%d].values[%d]: %w", i, j, err)
-			}
-		}
-	}
-	sc := spec.Scenario
-	if !swept["model"] {
-		if _, err := cat.Model(sc.Model); err != nil {
-			return fmt.Errorf("scenario.model: %w", err)
-		}
-	}
-	if !swept["gpu"] {
-		if _, err := cat.GPU(sc.GPU); err != nil {
-			return fmt.Errorf("scenario.gpu: %w", err)
-		}
-	}
-	if sc.Calibration != "" && !swept["calibration"] {
-		if _, err := s.cals.profile(sc.Calibration); err != nil {
-			return fmt.Errorf("scenario.calibration: %w", err)
-		}
-	}
-	// The base itself need not run (a swept field may make it), but it may
-	// not read files, nor be too large unless an axis resizes it.
-	_, err = s.engine.Prepare(sc, s.runEnv(s.cfg.Jobs.MaxRequests))
-	var fe *scenario.FieldError
-	if errors.As(err, &fe) && fe.Reason == scenario.ErrFilesNotAllowed.Error() ||
-		errors.Is(err, scenario.ErrTooLarge) && !sweptWorkload(swept) {
-		return prefixFields(err, "scenario.")
-	}
-	return nil
-}
-
-// sweptWorkload reports whether an axis changes the workload's size.
-func sweptWorkload(swept map[string]bool) bool {
-	for p := range swept {
-		if strings.HasPrefix(p, "workload") {
-			return true
-		}
-	}
-	return false
-}
-
-// axisError names the axis of a value that does not decode into the
-// scenario: its path when the field is unknown, the value otherwise.
-func axisError(i, j int, path string, err error) error {
-	var de *scenario.DecodeError
-	if !errors.As(err, &de) {
-		return invalid(fmt.Sprintf("axes[%d].values[%d]", i, j), "%v", err)
-	}
-	field := de.Field
-	if field == "" {
-		field = path
-	}
-	if strings.Contains(de.Err.Error(), "unknown key") || strings.Contains(de.Err.Error(), "is not a mapping") {
-		return invalid(fmt.Sprintf("axes[%d].path", i), "%s: %v", field, de.Err)
-	}
-	return invalid(fmt.Sprintf("axes[%d].values[%d]", i, j), "%s: %v", field, de.Err)
+	return s.runner().CheckSweep(spec)
 }
 
 func (s *Server) runSweepJob(ctx context.Context, params json.RawMessage, progress func(float64)) (any, error) {
@@ -258,11 +162,7 @@ func (s *Server) runSweepJob(ctx context.Context, params json.RawMessage, progre
 	if err != nil {
 		return nil, err
 	}
-	res, err := s.runner().Sweep(ctx, spec, progress)
-	if err != nil {
-		return nil, simulationError(ctx, err)
-	}
-	return res, nil
+	return s.runner().Sweep(ctx, spec, progress)
 }
 
 // Plan.
@@ -276,9 +176,6 @@ func (s *Server) planSpec(params json.RawMessage) (plan.PlanSpec, error) {
 	sc, err := paramScenario(p.Scenario, "scenario")
 	if err != nil {
 		return plan.PlanSpec{}, err
-	}
-	if sc.SLA == nil {
-		return plan.PlanSpec{}, invalid("scenario.sla", "is required: a plan holds every candidate to it, e.g. {\"ttft_ms\": {\"p99\": 1000}, \"tpot_ms\": {\"p99\": 150}}")
 	}
 	spec := plan.PlanSpec{Scenario: sc, TPs: p.TPs, MaxReplicas: p.MaxReplicas, SkipHeadroom: p.SkipHeadroom, Headroom: p.Headroom,
 		TargetUtilization: p.TargetUtilization, WindowS: p.WindowS, ParetoMetric: p.ParetoMetric}
@@ -326,66 +223,16 @@ func reportMetrics() []string {
 	return append(names, "goodput_rps")
 }
 
-// checkPlanJob prunes the candidates as the plan will (GPU × TP shapes that
-// cannot start, on the workload the plan searches: max_model_len as it
-// needs), without simulating: none left is 422. A rate profile must fit
-// jobs.max_requests, as the runs through it will.
+// checkPlanJob is the planner's check of the plan (plan.Runner.Check):
+// the candidates pruned as the plan prunes them (none left is 422, saying
+// why), the workload it sizes for and a rate profile's run within
+// jobs.max_requests and jobs.max_tokens.
 func (s *Server) checkPlanJob(params json.RawMessage) error {
 	spec, err := s.planSpec(params)
 	if err != nil {
 		return err
 	}
-	base, profile, _, err := s.runner().Workloads(spec)
-	if err != nil {
-		return prefixFields(err, "scenario.")
-	}
-	var shapes []plan.Config
-	switch {
-	case len(spec.Configs) > 0:
-		shapes = spec.Configs
-	default:
-		gpus, tps := spec.GPUs, spec.TPs
-		if len(gpus) == 0 {
-			for _, g := range s.catalog().GPUs() {
-				gpus = append(gpus, g.ID)
-			}
-		}
-		if len(tps) == 0 {
-			tps = []int{1, 2, 4, 8}
-		}
-		for _, g := range gpus {
-			for _, tp := range tps {
-				shapes = append(shapes, plan.Config{GPU: g, TP: tp, Replicas: 1})
-			}
-		}
-	}
-	if spec.Disaggregation != nil {
-		return nil // the plan prunes the pool pairs itself, and says why
-	}
-	var reasons []string
-	for _, c := range shapes {
-		c.Replicas = 1
-		_, err := s.engine.Prepare(c.Scenario(base), s.runEnv(s.cfg.Jobs.MaxRequests))
-		var fe *scenario.FieldError
-		switch {
-		case err == nil:
-			if profile != nil {
-				p := c.Scenario(*profile)
-				p.Autoscale = nil
-				if err := s.resolveIn(p, "scenario", s.cfg.Jobs.MaxRequests); err != nil {
-					return err
-				}
-			}
-			return nil
-		case errors.Is(err, memory.ErrDoesNotFit), errors.As(err, &fe):
-			if len(reasons) < 3 {
-				reasons = append(reasons, fmt.Sprintf("%s tp %d: %v", c.GPU, c.TP, err))
-			}
-		default:
-			return prefixFields(err, "scenario.")
-		}
-	}
-	return fmt.Errorf("%w: every GPU and TP was pruned (%s)", plan.ErrNoCandidates, strings.Join(reasons, "; "))
+	return s.runner().Check(spec)
 }
 
 func (s *Server) runPlanJob(ctx context.Context, params json.RawMessage, progress func(float64)) (any, error) {
@@ -394,15 +241,8 @@ func (s *Server) runPlanJob(ctx context.Context, params json.RawMessage, progres
 		return nil, err
 	}
 	res, err := s.runner().Plan(ctx, spec, progress)
-	if errors.Is(err, plan.ErrNoCandidates) && res != nil {
-		var reasons []string
-		for _, p := range res.Pruned[:min(3, len(res.Pruned))] {
-			reasons = append(reasons, fmt.Sprintf("%s tp %d: %s", p.GPU, p.TP, p.Reason))
-		}
-		return nil, fmt.Errorf("%w: every GPU and TP was pruned (%s)", err, strings.Join(reasons, "; "))
-	}
 	if err != nil {
-		return nil, simulationError(ctx, err)
+		return nil, err // a *plan.NoCandidatesError says what was pruned
 	}
 	return res, nil
 }
@@ -418,37 +258,18 @@ func (s *Server) curveSpec(params json.RawMessage) (plan.CurveSpec, error) {
 	if err != nil {
 		return plan.CurveSpec{}, err
 	}
-	if (len(p.RatesRPS) == 0) == (len(p.Concurrencies) == 0) {
-		return plan.CurveSpec{}, invalid("rates_rps", "give rates_rps or concurrencies (one of them)")
-	}
 	return plan.CurveSpec{Scenario: sc, RatesRPS: p.RatesRPS, Concurrencies: p.Concurrencies, StepDurationS: p.StepDurationS}, nil
 }
 
-// checkCurveJob resolves the scenario (its workload's load replaced by the
-// staircase) and bounds the staircase's requests by jobs.max_requests.
+// checkCurveJob is the planner's check of the staircase (plan.CheckCurve):
+// its loads, and the one simulation of its stages within jobs.max_requests
+// and jobs.max_tokens.
 func (s *Server) checkCurveJob(params json.RawMessage) error {
 	spec, err := s.curveSpec(params)
 	if err != nil {
 		return err
 	}
-	dur := spec.StepDurationS
-	if dur <= 0 {
-		dur = 60
-	}
-	var n float64
-	for _, r := range spec.RatesRPS {
-		n += r * dur
-	}
-	for _, c := range spec.Concurrencies {
-		n += float64(c) * dur // one request per user per second, as the scenario estimates
-	}
-	if limit := s.cfg.Jobs.MaxRequests; n > float64(limit) {
-		return fmt.Errorf("%w: the staircase sends about %.0f requests, the limit is %d (jobs.max_requests): shorten step_duration_s or lower the loads",
-			scenario.ErrTooLarge, math.Ceil(n), limit)
-	}
-	base := spec.Scenario
-	base.Workload.Trace = nil
-	return s.resolveIn(base, "scenario", 0)
+	return s.runner().CheckCurve(spec)
 }
 
 func (s *Server) runCurveJob(ctx context.Context, params json.RawMessage, progress func(float64)) (any, error) {
@@ -456,11 +277,7 @@ func (s *Server) runCurveJob(ctx context.Context, params json.RawMessage, progre
 	if err != nil {
 		return nil, err
 	}
-	res, err := s.runner().Curve(ctx, spec, progress)
-	if err != nil {
-		return nil, simulationError(ctx, err)
-	}
-	return res, nil
+	return s.runner().Curve(ctx, spec, progress)
 }
 
 // Maxload.
@@ -474,21 +291,16 @@ func (s *Server) loadSpec(params json.RawMessage) (plan.LoadSpec, error) {
 	if err != nil {
 		return plan.LoadSpec{}, err
 	}
-	switch {
-	case sc.SLA == nil:
-		return plan.LoadSpec{}, invalid("scenario.sla", "is required: the search finds the highest load within it, e.g. {\"ttft_ms\": {\"p99\": 1000}}")
-	case len(sc.Workload.Stages) > 0:
-		return plan.LoadSpec{}, invalid("scenario.workload.stages", "a staged workload has no single load to search; use a rate or a concurrency")
-	}
 	return plan.LoadSpec{Scenario: sc, MaxLoad: p.MaxLoad, Tolerance: p.Tolerance, MaxProbes: p.MaxProbes, MinDurationS: p.MinDurationS}, nil
 }
 
+// checkMaxLoadJob is the planner's check of the search (plan.CheckMaxLoad).
 func (s *Server) checkMaxLoadJob(params json.RawMessage) error {
 	spec, err := s.loadSpec(params)
 	if err != nil {
 		return err
 	}
-	return s.resolveIn(spec.Scenario, "scenario", s.cfg.Jobs.MaxRequests)
+	return s.runner().CheckMaxLoad(spec)
 }
 
 func (s *Server) runMaxLoadJob(ctx context.Context, params json.RawMessage, progress func(float64)) (any, error) {
@@ -496,11 +308,7 @@ func (s *Server) runMaxLoadJob(ctx context.Context, params json.RawMessage, prog
 	if err != nil {
 		return nil, err
 	}
-	res, err := s.runner().MaxLoad(ctx, spec, plan.NewProgress(1, progress))
-	if err != nil {
-		return nil, simulationError(ctx, err)
-	}
-	return res, nil
+	return s.runner().MaxLoad(ctx, spec, plan.NewProgress(1, progress))
 }
 
 // Compare.
@@ -521,21 +329,14 @@ func (s *Server) compareSpec(params json.RawMessage) (plan.CompareSpec, error) {
 	return plan.CompareSpec{A: a, B: b, NameA: p.NameA, NameB: p.NameB, KeepWorkloads: p.KeepWorkloads}, nil
 }
 
-// checkCompareJob resolves both sides as they will run (B on A's workload
-// unless keep_workloads).
+// checkCompareJob is the planner's check of both sides as they will run
+// (plan.CheckCompare: B on A's workload unless keep_workloads).
 func (s *Server) checkCompareJob(params json.RawMessage) error {
 	spec, err := s.compareSpec(params)
 	if err != nil {
 		return err
 	}
-	if err := s.resolveIn(spec.A, "a", s.cfg.Jobs.MaxRequests); err != nil {
-		return err
-	}
-	b := spec.B
-	if !spec.KeepWorkloads {
-		b.Workload = spec.A.Workload
-	}
-	return s.resolveIn(b, "b", s.cfg.Jobs.MaxRequests)
+	return s.runner().CheckCompare(spec)
 }
 
 func (s *Server) runCompareJob(ctx context.Context, params json.RawMessage, progress func(float64)) (any, error) {
@@ -545,7 +346,7 @@ func (s *Server) runCompareJob(ctx context.Context, params json.RawMessage, prog
 	}
 	res, err := s.runner().Compare(ctx, spec, progress)
 	if err != nil {
-		return nil, simulationError(ctx, err)
+		return nil, err
 	}
 	n := s.cfg.Limits.TimeseriesPoints
 	notes := append(coarsenNote("report_a.timeseries", coarsen(res.ReportA, n), n),

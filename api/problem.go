@@ -67,10 +67,6 @@ var (
 	ErrCalibration = errors.New("calibration failed")
 	// ErrOverLimit marks work beyond a synchronous call's limits.
 	ErrOverLimit = errors.New("over the limit")
-	// ErrSimulation marks a scenario the simulator refused to run although
-	// it resolved (422): what sim.Run returns is the input's doing, since
-	// the simulator's own faults are panics.
-	ErrSimulation = errors.New("the scenario cannot be simulated")
 	// ErrQueueFull marks a job queue with no room; see QueueFullError.
 	ErrQueueFull = errors.New("job queue full")
 	// ErrBusy marks a synchronous simulation refused because as many as
@@ -136,119 +132,173 @@ func problem(status int, slug, title, detail string) Problem {
 	return Problem{Type: "urn:headroom:problem:" + slug, Title: title, Status: status, Detail: detail}
 }
 
+// kind is what an error says about the request, and so its problem type
+// and status. Every kind belongs to one family: input (400: the request
+// is wrong, fields named), not found (404), infeasible (422: the
+// configuration cannot serve the model), limit (413, 422, 429: beyond a
+// bound of the server or of the simulator), internal (500: the server's
+// fault, logged), or the protocol's own (401, 405, 406, 408, 409, 415,
+// 503, 504).
+type kind struct {
+	status      int
+	slug, title string
+}
+
+var (
+	kindInput       = kind{http.StatusBadRequest, "invalid-request", "Invalid request"}
+	kindMalformed   = kind{http.StatusBadRequest, "malformed-request", "Malformed request"}
+	kindInvalidFile = kind{http.StatusBadRequest, "invalid-file", "Invalid benchmark result file"}
+
+	kindNotFound = kind{http.StatusNotFound, "not-found", "Not found"}
+
+	kindInfeasible  = kind{http.StatusUnprocessableEntity, "infeasible", "Infeasible configuration"}
+	kindTooFew      = kind{http.StatusUnprocessableEntity, "too-few-requests", "Too few requests to calibrate"}
+	kindCalibration = kind{http.StatusUnprocessableEntity, "calibration-failed", "Calibration failed"}
+
+	kindTooLarge    = kind{http.StatusRequestEntityTooLarge, "body-too-large", "Request body too large"}
+	kindBodyTimeout = kind{http.StatusRequestTimeout, "body-timeout", "Request body too slow"}
+	kindLimit       = kind{http.StatusUnprocessableEntity, "over-limit", "Over the limit"}
+	kindResultLimit = kind{http.StatusUnprocessableEntity, "result-too-large", "Result too large"}
+	kindQueueFull   = kind{http.StatusTooManyRequests, "queue-full", "Job queue full"}
+	kindBusy        = kind{http.StatusTooManyRequests, "busy", "Server busy"}
+
+	kindInternal = kind{http.StatusInternalServerError, "internal", "Internal error"}
+
+	kindUnauthorized  = kind{http.StatusUnauthorized, "unauthorized", "Unauthorized"}
+	kindMethod        = kind{http.StatusMethodNotAllowed, "method-not-allowed", "Method not allowed"}
+	kindNotAcceptable = kind{http.StatusNotAcceptable, "not-acceptable", "Not acceptable"}
+	kindConflict      = kind{http.StatusConflict, "conflict", "Conflict"}
+	kindMedia         = kind{http.StatusUnsupportedMediaType, "unsupported-media-type", "Unsupported media type"}
+	kindCancelled     = kind{http.StatusServiceUnavailable, "cancelled", "Cancelled"}
+	kindTimeout       = kind{http.StatusGatewayTimeout, "timed-out", "Timed out"}
+)
+
+// kindRules give every error the packages return its kind; the first that
+// matches wins. Faults and outcomes come first: they keep their kind when
+// a decode, file or field error wraps them (a body cut at the size limit
+// inside a scenario's decode is still too large, a fault of the simulator
+// is never the input's). Anything no rule knows is internal.
+var kindRules = []struct {
+	match func(error) bool
+	kind  kind
+}{
+	{is(sim.ErrInternal), kindInternal},
+	{as[*plan.PanicError], kindInternal},
+
+	{as[*http.MaxBytesError], kindTooLarge},
+	{as[*bodyTooLargeError], kindTooLarge},
+	{is(measured.ErrTooLarge), kindTooLarge},
+	{is(errBodyTimeout), kindBodyTimeout},
+	{is(ErrShuttingDown), kindCancelled},
+	{is(context.Canceled), kindCancelled},
+	{is(context.DeadlineExceeded), kindTimeout},
+	{is(memory.ErrDoesNotFit), kindInfeasible},
+	{is(plan.ErrNoCandidates), kindInfeasible},
+	{is(sim.ErrTooLong), kindLimit}, // a run past the simulated span, at run time
+	{is(sim.ErrEventLimit), kindLimit},
+	{is(scenario.ErrTooLarge), kindLimit},
+	{is(ErrOverLimit), kindLimit},
+	{is(ErrLimit), kindLimit},
+	{as[*ResultTooLargeError], kindResultLimit},
+	{is(ErrQueueFull), kindQueueFull},
+	{is(ErrBusy), kindBusy},
+
+	{as[*measured.ImportError], kindInvalidFile},
+	{is(ErrUnsupportedMedia), kindMedia},
+	{is(ErrMalformed), kindMalformed},
+	{is(scenario.ErrSyntax), kindMalformed},
+	{is(plan.ErrNoSLA), kindInput},
+	{as[*ValidationError], kindInput},
+	{as[*scenario.DecodeError], kindInput},
+	{as[*hardware.FieldError], kindInput},
+	{as[*catalogs.FileError], kindInput},
+
+	{is(catalogs.ErrUnknownModel), kindNotFound},
+	{is(catalogs.ErrUnknownGPU), kindNotFound},
+	{is(ErrNotFound), kindNotFound},
+
+	{is(calibrate.ErrTooFewRequests), kindTooFew},
+	{is(ErrCalibration), kindCalibration},
+	{is(calibrate.ErrInvalidProfile), kindCalibration},
+
+	{is(ErrUnauthorized), kindUnauthorized},
+	{is(errMethod), kindMethod},
+	{is(ErrConflict), kindConflict},
+	{is(ErrNotFinished), kindConflict},
+	{is(ErrNotAcceptable), kindNotAcceptable},
+}
+
+func is(target error) func(error) bool { return func(err error) bool { return errors.Is(err, target) } }
+
+func as[T error](err error) bool {
+	var t T
+	return errors.As(err, &t)
+}
+
+// kindOf is err's kind (kindInternal when no rule knows it).
+func kindOf(err error) kind {
+	for _, r := range kindRules {
+		if r.match(err) {
+			return r.kind
+		}
+	}
+	return kindInternal
+}
+
 // problemFor maps an error to its problem: the one place that decides HTTP
-// statuses. internal is true for 500s, which the caller logs.
+// statuses, by kindOf. internal is true for 500s, which the caller logs.
 func problemFor(err error) (p Problem, internal bool) {
+	k := kindOf(err)
+	if k == kindInternal {
+		return problem(k.status, k.slug, k.title, "the server failed to answer; the error is logged"), true
+	}
+	p = problem(k.status, k.slug, k.title, err.Error())
+	switch k.status {
+	case http.StatusBadRequest, http.StatusUnprocessableEntity:
+		p.Errors = fieldsOf(err, k)
+	case http.StatusRequestEntityTooLarge:
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			p.Detail = fmt.Sprintf("the request body exceeds %d bytes", mbe.Limit)
+		}
+	}
+	var ie *InfeasibleError
+	if k == kindInfeasible && errors.As(err, &ie) {
+		p.Report = &ie.Report
+	}
+	return p, false
+}
+
+// fieldsOf lists the fields an input or limit error names.
+func fieldsOf(err error, k kind) []FieldProblem {
 	var (
 		ve  *ValidationError
+		ol  *OverLimitError
+		ie  *measured.ImportError
 		de  *scenario.DecodeError
 		fe  *hardware.FieldError
 		cfe *catalogs.FileError
-		mbe *http.MaxBytesError
-		tle *bodyTooLargeError
-		ie  *measured.ImportError
 	)
 	switch {
-	case errors.As(err, &mbe):
-		return problem(http.StatusRequestEntityTooLarge, "body-too-large", "Request body too large",
-			fmt.Sprintf("the request body exceeds %d bytes", mbe.Limit)), false
-	case errors.As(err, &tle):
-		return problem(http.StatusRequestEntityTooLarge, "body-too-large", "Request body too large", tle.Error()), false
-	case errors.Is(err, measured.ErrTooLarge):
-		return problem(http.StatusRequestEntityTooLarge, "body-too-large", "Request body too large", err.Error()), false
-	case errors.As(err, &ie):
-		p := problem(http.StatusBadRequest, "invalid-file", "Invalid benchmark result file", ie.Error())
-		p.Errors = []FieldProblem{{Field: "file", Reason: ie.Error()}}
-		return p, false
-	case errors.Is(err, plan.ErrNoSLA):
-		p := problem(http.StatusBadRequest, "invalid-request", "Invalid request", err.Error())
-		p.Errors = []FieldProblem{{Field: "scenario.sla", Reason: "is required: " + err.Error()}}
-		return p, false
-	case errors.Is(err, ErrUnsupportedMedia):
-		return problem(http.StatusUnsupportedMediaType, "unsupported-media-type", "Unsupported media type", err.Error()), false
-	case errors.Is(err, ErrMalformed), errors.Is(err, scenario.ErrSyntax):
-		return problem(http.StatusBadRequest, "malformed-request", "Malformed request", err.Error()), false
 	case errors.As(err, &ve):
-		p := problem(http.StatusBadRequest, "invalid-request", "Invalid request", ve.Error())
-		p.Errors = ve.Fields
-		return p, false
-	case errors.As(err, &de) && de.Field != "" && !isDomainSentinel(err):
-		p := problem(http.StatusBadRequest, "invalid-request", "Invalid request", err.Error())
-		p.Errors = []FieldProblem{{Field: de.Field, Reason: de.Err.Error()}}
-		return p, false
+		return ve.Fields
+	case errors.As(err, &ol):
+		return []FieldProblem{{Field: ol.Field, Reason: ol.Reason}}
+	case errors.As(err, &ie):
+		return []FieldProblem{{Field: "file", Reason: ie.Error()}}
+	case errors.Is(err, plan.ErrNoSLA):
+		return []FieldProblem{{Field: "scenario.sla", Reason: "is required: " + err.Error()}}
+	case errors.As(err, &de) && de.Field != "":
+		return []FieldProblem{{Field: de.Field, Reason: de.Err.Error()}}
 	case errors.As(err, &fe):
-		p := problem(http.StatusBadRequest, "invalid-request", "Invalid request", err.Error())
-		p.Errors = []FieldProblem{{Field: fe.Field, Reason: fe.Reason}}
-		return p, false
-	case errors.As(err, &cfe) && !isDomainSentinel(err):
-		p := problem(http.StatusBadRequest, "invalid-request", "Invalid request", err.Error())
-		if cfe.Field != "" {
-			p.Errors = []FieldProblem{{Field: cfe.Field, Reason: cfe.Err.Error()}}
-		}
-		return p, false
-	case errors.As(err, &de):
-		return problem(http.StatusBadRequest, "invalid-request", "Invalid request", err.Error()), false
-	case errors.Is(err, catalogs.ErrUnknownModel), errors.Is(err, catalogs.ErrUnknownGPU), errors.Is(err, ErrNotFound):
-		return problem(http.StatusNotFound, "not-found", "Not found", err.Error()), false
-	case errors.Is(err, ErrUnauthorized):
-		return problem(http.StatusUnauthorized, "unauthorized", "Unauthorized", err.Error()), false
-	case errors.Is(err, errMethod):
-		return problem(http.StatusMethodNotAllowed, "method-not-allowed", "Method not allowed", err.Error()), false
-	case errors.Is(err, ErrConflict), errors.Is(err, ErrNotFinished):
-		return problem(http.StatusConflict, "conflict", "Conflict", err.Error()), false
-	case errors.Is(err, ErrNotAcceptable):
-		return problem(http.StatusNotAcceptable, "not-acceptable", "Not acceptable", err.Error()), false
-	case errors.Is(err, plan.ErrNoCandidates):
-		return problem(http.StatusUnprocessableEntity, "infeasible", "Infeasible configuration", err.Error()), false
-	case errors.Is(err, calibrate.ErrTooFewRequests):
-		return problem(http.StatusUnprocessableEntity, "too-few-requests", "Too few requests to calibrate", err.Error()), false
-	case errors.Is(err, ErrCalibration), errors.Is(err, calibrate.ErrInvalidProfile):
-		return problem(http.StatusUnprocessableEntity, "calibration-failed", "Calibration failed", err.Error()), false
-	case errors.Is(err, memory.ErrDoesNotFit):
-		p := problem(http.StatusUnprocessableEntity, "infeasible", "Infeasible configuration", err.Error())
-		var ie *InfeasibleError
-		if errors.As(err, &ie) {
-			p.Report = &ie.Report
-		}
-		return p, false
+		return []FieldProblem{{Field: fe.Field, Reason: fe.Reason}}
+	case errors.As(err, &cfe) && cfe.Field != "":
+		return []FieldProblem{{Field: cfe.Field, Reason: cfe.Err.Error()}}
 	case errors.Is(err, sim.ErrTooLong):
-		// The workload's arrivals (rates, stages, think times, trace time
-		// stamps) reach past the simulated time a run may cover.
-		p := problem(http.StatusUnprocessableEntity, "over-limit", "Over the limit", err.Error())
-		p.Errors = []FieldProblem{{Field: "workload", Reason: err.Error()}}
-		return p, false
-	case errors.As(err, new(*OverLimitError)):
-		var ol *OverLimitError
-		errors.As(err, &ol)
-		p := problem(http.StatusUnprocessableEntity, "over-limit", "Over the limit", err.Error())
-		p.Errors = []FieldProblem{{Field: ol.Field, Reason: ol.Reason}}
-		return p, false
-	case errors.Is(err, scenario.ErrTooLarge), errors.Is(err, ErrOverLimit), errors.Is(err, sim.ErrEventLimit), errors.Is(err, ErrLimit):
-		return problem(http.StatusUnprocessableEntity, "over-limit", "Over the limit", err.Error()), false
-	case errors.As(err, new(*ResultTooLargeError)):
-		return problem(http.StatusUnprocessableEntity, "result-too-large", "Result too large", err.Error()), false
-	case errors.Is(err, ErrSimulation):
-		return problem(http.StatusUnprocessableEntity, "unsimulatable", "Cannot simulate", err.Error()), false
-	case errors.Is(err, ErrQueueFull):
-		return problem(http.StatusTooManyRequests, "queue-full", "Job queue full", err.Error()), false
-	case errors.Is(err, ErrBusy):
-		return problem(http.StatusTooManyRequests, "busy", "Server busy", err.Error()), false
-	case errors.Is(err, ErrShuttingDown), errors.Is(err, context.Canceled):
-		return problem(http.StatusServiceUnavailable, "cancelled", "Cancelled", err.Error()), false
-	case errors.Is(err, context.DeadlineExceeded):
-		return problem(http.StatusGatewayTimeout, "timed-out", "Timed out", err.Error()), false
+		// The workload's arrivals reach past the span a run may cover.
+		return []FieldProblem{{Field: "workload", Reason: err.Error()}}
 	}
-	return problem(http.StatusInternalServerError, "internal", "Internal error",
-		"the server failed to answer; the error is logged"), true
-}
-
-// isDomainSentinel reports errors whose status is not "bad input" even when
-// they arrive wrapped in a decode or file error.
-func isDomainSentinel(err error) bool {
-	var mbe *http.MaxBytesError
-	return errors.As(err, &mbe) || errors.Is(err, memory.ErrDoesNotFit) ||
-		errors.Is(err, scenario.ErrTooLarge) || errors.Is(err, context.Canceled) ||
-		errors.Is(err, context.DeadlineExceeded)
+	return nil
 }
 
 // fail writes err as a problem; 500s are logged here, once.

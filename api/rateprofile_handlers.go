@@ -66,11 +66,12 @@ var rateProfileFields = []string{"kind", "trace_format", "window_s", "time_scale
 //	@Security		BearerToken
 //	@Router			/v1/rate-profile [post]
 func (s *Server) rateProfile(c *gin.Context) {
-	f, err := readRunForm(c, rateProfileFields)
+	f, hold, err := s.readUploadForm(c, rateProfileFields)
 	if err != nil {
 		s.fail(c, err)
 		return
 	}
+	defer hold.release()
 	res, err := makeRateProfile(f)
 	if err != nil {
 		s.fail(c, err)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -90,11 +91,12 @@ var validateFields = []string{"format", "model", "gpu", "tp", "max_num_seqs", "m
 //	@Security		BearerToken
 //	@Router			/v1/inspect [post]
 func (s *Server) inspect(c *gin.Context) {
-	f, err := readRunForm(c, inspectFields)
+	f, hold, err := s.readUploadForm(c, inspectFields)
 	if err != nil {
 		s.fail(c, err)
 		return
 	}
+	defer hold.release()
 	up, err := readUpload(f.files, f.fields["format"])
 	if err != nil {
 		s.fail(c, err)
@@ -140,26 +142,56 @@ func (s *Server) inspect(c *gin.Context) {
 //	@Security		BearerToken
 //	@Router			/v1/validate [post]
 func (s *Server) validateRun(c *gin.Context) {
-	async, done, err := s.admitUpload(c)
+	async, err := boolQuery(c, "async")
 	if err != nil {
 		s.fail(c, err)
 		return
 	}
-	defer done()
-	f, err := readRunForm(c, validateFields)
+	f, hold, err := s.readUploadForm(c, validateFields)
 	if err != nil {
 		s.fail(c, err)
 		return
 	}
+	handed := false
+	defer func() {
+		if !handed {
+			hold.release()
+		}
+	}()
 	p, err := validateParams(f)
 	if err != nil {
 		s.fail(c, err)
 		return
 	}
 	if async {
-		s.submitAsync(c, "validate", p)
+		in, err := s.prepareValidation(p, s.cfg.Jobs.MaxRequests, s.cfg.Jobs.MaxTokens, "jobs.max_", "")
+		if err != nil {
+			s.fail(c, err)
+			return
+		}
+		// The job holds the read run; its params record the form's other fields.
+		p.Files = nil
+		raw, err := json.Marshal(p)
+		if err != nil {
+			s.fail(c, err)
+			return
+		}
+		v, err := s.jobs.SubmitHeld("validate", raw, in, hold.release)
+		if err != nil {
+			s.fail(c, err)
+			return
+		}
+		handed = true
+		c.Header("Location", "/v1/jobs/"+v.ID)
+		s.respond(c, http.StatusAccepted, v)
 		return
 	}
+	done, err := s.gate.admit() // once the body is in: a slow client holds no admission
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	defer done()
 	in, err := s.prepareValidation(p, s.cfg.Simulate.SyncMaxRequests, s.cfg.Simulate.SyncMaxTokens, "simulate.sync_max_", runAsyncHint)
 	if err != nil {
 		s.fail(c, err)
@@ -287,9 +319,11 @@ func (s *Server) prepareValidation(p *ValidateParams, maxRequests int, maxTokens
 			}
 			in.rows = append(in.rows, run)
 		}
+		in.notes = append(in.notes, up.skipped...)
 		for reason, n := range skipped {
 			in.notes = append(in.notes, fmt.Sprintf("skipped %d of %d rows: %s", n, len(up.table), reason))
 		}
+		slices.Sort(in.notes[len(up.skipped):])
 		if len(in.rows) == 0 {
 			return nil, invalid("file", "%s: no row names a catalog model and GPU (%s)", up.name, strings.Join(in.notes, "; "))
 		}
@@ -317,10 +351,11 @@ func (s *Server) prepareValidation(p *ValidateParams, maxRequests int, maxTokens
 }
 
 // replayError words a replay that cannot be built: a configuration that
-// does not fit keeps its status (422), a run the replay cannot read is a
-// bad file.
+// does not fit keeps its status (422), a simulator fault its 500, and a
+// run the replay cannot read (no completed request, no benchmark) is a bad
+// file.
 func replayError(err error) error {
-	if _, internal := problemFor(err); !internal {
+	if _, internal := problemFor(err); !internal || errors.Is(err, sim.ErrInternal) {
 		return err
 	}
 	return invalid("file", "%v", err)
@@ -356,7 +391,7 @@ func (s *Server) replay(ctx context.Context, in *validation, progress func(float
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
 			}
-			return nil, fmt.Errorf("%w: %s: %w", ErrSimulation, in.parts[i].Name, err)
+			return nil, fmt.Errorf("%s: %w", in.parts[i].Name, err)
 		}
 		rep.Comparisons = append(rep.Comparisons, replay.ComparePart(in.up.run, &in.parts[i], r))
 		if progress != nil {
@@ -384,9 +419,12 @@ func (s *Server) checkValidateJob(params json.RawMessage) error {
 
 // runValidateJob is the validate job kind: its result is the report.
 func (s *Server) runValidateJob(ctx context.Context, params json.RawMessage, progress func(float64)) (any, error) {
-	in, err := s.validateInput(params)
-	if err != nil {
-		return nil, err
+	in, held := heldValue(ctx).(*validation) // an upload, read at submission
+	if !held {
+		var err error
+		if in, err = s.validateInput(params); err != nil {
+			return nil, err
+		}
 	}
 	progress(0)
 	release, err := s.jobSlot(ctx) // the parts run one after another

@@ -84,6 +84,15 @@ func runFormBody(t testing.TB, fields map[string]string, files []UploadedFile) (
 	return b.Bytes(), w.FormDataContentType()
 }
 
+// under puts files in folder dir.
+func under(dir string, files []UploadedFile) []UploadedFile {
+	out := make([]UploadedFile, len(files))
+	for i, f := range files {
+		out[i] = UploadedFile{Name: dir + "/" + f.Name, Data: f.Data}
+	}
+	return out
+}
+
 func postRun(t testing.TB, h http.Handler, path string, fields map[string]string, files []UploadedFile) response {
 	t.Helper()
 	body, ct := runFormBody(t, fields, files)
@@ -112,12 +121,14 @@ func TestInspect(t *testing.T) {
 		t.Errorf("hints %q", in.Hints)
 	}
 
-	// The run folder one level up: found below the folder chosen, and the
-	// load's config.yaml beside it read too.
+	// The run folder as the demos publish it, one level below the folder
+	// chosen: found, with its manifests.yaml (the server's flags, the
+	// model) and the load's config.yaml above it read too.
 	r = postRun(t, h, "/v1/inspect", nil, folderFiles(t, filepath.Dir(inferencePerfDir)))
 	r.json(t, &in)
-	if r.status != 200 || in.File != "inference-perf/vllm+v0_engine/results" || !strings.Contains(strings.Join(in.Notes, " "), "config.yaml") {
-		t.Errorf("HTTP %d, file %q, notes %q", r.status, in.File, in.Notes)
+	notes := strings.Join(in.Notes, " ")
+	if r.status != 200 || in.File != "inference-perf/vllm+v0_engine" || !strings.Contains(notes, "config.yaml") || !strings.Contains(notes, "manifests.yaml") || in.CatalogModel != "llama-3.1-8b" {
+		t.Errorf("HTTP %d, file %q, model %q, notes %q", r.status, in.File, in.CatalogModel, in.Notes)
 	}
 
 	// An LLMServingSim run folder names its model and GPU.
@@ -156,7 +167,7 @@ func TestInspectRefuses(t *testing.T) {
 		{"an absolute path", nil, append([]UploadedFile{{Name: "/etc/passwd", Data: []byte("x")}}, ipFiles...), 400, "invalid-request", "file", "no .. nor leading /"},
 		{"a file twice", nil, append(ipFiles, ipFiles[0]), 400, "invalid-request", "file", "uploaded twice"},
 		{"no run folder", nil, []UploadedFile{{Name: "a/x.txt", Data: []byte("x")}, {Name: "a/y.txt", Data: []byte("y")}}, 400, "invalid-request", "file", "hold no run folder"},
-		{"two run folders", nil, append(folderFiles(t, llmServingSimDir), ipFiles...), 400, "invalid-request", "file", "upload one of them"},
+		{"two run folders", nil, append(under("a", folderFiles(t, llmServingSimDir)), under("b", folderFiles(t, llmServingSimDir))...), 400, "invalid-request", "file", "upload one of them"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			r := postRun(t, h, "/v1/inspect", c.fields, c.files)

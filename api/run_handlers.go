@@ -56,7 +56,7 @@ func (s *Server) capacity(c *gin.Context) {
 // simulate godoc
 //
 //	@Summary		Simulate a scenario (synchronously)
-//	@Description	Runs a scenario (the schema of the scenario file, as JSON; model and gpu are required, every other field has vLLM's default) and returns the simulation report. For small scenarios only: one of more than `simulate.sync_max_requests` requests or `simulate.sync_max_tokens` simulated tokens (prompts and outputs, estimated before it runs), or one that runs longer than `simulate.sync_timeout`, answers 422: submit it as a job (POST /v1/jobs, kind simulate). At most `simulate.max_concurrent` synchronous simulations are in flight: one more answers 429 with Retry-After at once. A time series longer than `limits.timeseries_points` is coarsened to one point per k seconds, k in the Headroom-Timeseries-Step-S header. Unknown keys are errors naming their path; scenarios may not reference files, and their `calibration` field names a calibration id of POST /v1/calibrations (404 when unknown).
+//	@Description	Runs a scenario (the schema of the scenario file, as JSON; model and gpu are required, every other field has vLLM's default) and returns the simulation report. For small scenarios only: one of more than `simulate.sync_max_requests` requests or `simulate.sync_max_tokens` simulated tokens (prompts and outputs, estimated before it runs), or one that runs longer than `simulate.sync_timeout`, answers 422: submit it as a job (POST /v1/jobs, kind simulate). At most `simulate.max_concurrent` synchronous simulations are in flight: one more answers 429 with Retry-After at once (the body is read first, within `body_read_timeout`, so a slow client holds no admission). A time series longer than `limits.timeseries_points` is coarsened to one point per k seconds, k in the Headroom-Timeseries-Step-S header. Unknown keys are errors naming their path; scenarios may not reference files, and their `calibration` field names a calibration id of POST /v1/calibrations (404 when unknown).
 //	@Tags			simulate
 //	@Accept			json
 //	@Produce		json,application/problem+json
@@ -64,6 +64,7 @@ func (s *Server) capacity(c *gin.Context) {
 //	@Success		200			{object}	sim.Report
 //	@Failure		400			{object}	Problem	"malformed or invalid scenario"
 //	@Failure		404			{object}	Problem	"unknown model, GPU or calibration"
+//	@Failure		408			{object}	Problem	"the body was not sent within body_read_timeout"
 //	@Failure		413			{object}	Problem	"body too large"
 //	@Failure		422			{object}	Problem	"infeasible, a workload the simulator cannot run, or over the synchronous limits: use a job"
 //	@Failure		429			{object}	Problem	"too many synchronous simulations in flight, or no CPU slot freed in time"
@@ -73,6 +74,12 @@ func (s *Server) capacity(c *gin.Context) {
 //	@Security		BearerToken
 //	@Router			/v1/simulate [post]
 func (s *Server) simulate(c *gin.Context) {
+	// The body first: a client slow to send it holds no admission.
+	body, err := s.readBody(c)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
 	done, err := s.gate.admit()
 	if err != nil {
 		s.fail(c, err)
@@ -82,11 +89,6 @@ func (s *Server) simulate(c *gin.Context) {
 	parent := c.Request.Context()
 	ctx, cancel := context.WithTimeout(parent, s.cfg.Simulate.SyncTimeout)
 	defer cancel()
-	body, err := readBody(c)
-	if err != nil {
-		s.fail(c, err)
-		return
-	}
 	sc, err := decodeScenario(body, "request body")
 	if err != nil {
 		s.fail(c, err)

@@ -2,13 +2,11 @@ package api
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"mime"
-	"net/http"
 	"path"
 	"slices"
 	"strings"
@@ -22,10 +20,11 @@ import (
 )
 
 // Benchmark runs as uploaded to POST /v1/inspect, /v1/validate and
-// /v1/calibrations: one result file, or the files of a run folder (an
-// LLMServingSim run, an inference-perf results folder …), each multipart
-// file part named by its path relative to the folder chosen (a browser's
-// webkitRelativePath). They are read in memory, never written to disk.
+// /v1/calibrations (and traces to /v1/rate-profile): one result file, or
+// the files of a run folder (an LLMServingSim run, an inference-perf
+// results folder …), each multipart file part named by its path relative
+// to the folder chosen (a browser's webkitRelativePath). They are read in
+// memory, never written to disk, within the upload budget (uploads.go).
 
 // UploadedFile is one file of an upload.
 type UploadedFile struct {
@@ -112,6 +111,8 @@ type uploadedRun struct {
 	name  string
 	run   *measured.Run
 	table []*measured.Run
+	// skipped says which rows of a table could not be read or served.
+	skipped []string
 }
 
 // readUpload reads the files: one through the importer (format "" =
@@ -128,11 +129,11 @@ func readUpload(files []UploadedFile, format string) (*uploadedRun, error) {
 		}
 		data := files[0].Data
 		if measured.IsSiliconFile(fstest.MapFS{name: {Data: data}}, name) {
-			rows, err := measured.ReadSilicon(bytes.NewReader(data), name)
+			t, err := measured.ReadSilicon(bytes.NewReader(data), name)
 			if err != nil {
 				return nil, fileError(err)
 			}
-			return &uploadedRun{name: name, table: rows}, nil
+			return &uploadedRun{name: name, table: t.Runs, skipped: t.Skipped}, nil
 		}
 		run, err := measured.Import(bytes.NewReader(data), name, format)
 		if err != nil {
@@ -148,11 +149,30 @@ func readUpload(files []UploadedFile, format string) (*uploadedRun, error) {
 	if err != nil {
 		return nil, err
 	}
+	name := dir
+	if dir == "." {
+		name = topFolder(files)
+	}
 	run, err := measured.LoadDir(fsys, dir)
 	if err != nil {
-		return nil, fileError(fmt.Errorf("%s: %w", dir, err))
+		return nil, fileError(fmt.Errorf("%s: %w", name, err))
 	}
-	return &uploadedRun{name: dir, run: run}, nil
+	return &uploadedRun{name: name, run: run}, nil
+}
+
+// topFolder names an upload whose files are the run folder itself: the
+// folder they all sit in ("results" of results/stage_0_….json), else
+// "upload".
+func topFolder(files []UploadedFile) string {
+	top, _, ok := strings.Cut(path.Clean(files[0].Name), "/")
+	for _, f := range files[1:] {
+		t, _, in := strings.Cut(path.Clean(f.Name), "/")
+		ok = ok && in && t == top
+	}
+	if !ok {
+		return "upload"
+	}
+	return top
 }
 
 // folderFS holds a folder's files in memory, their names checked.
@@ -220,34 +240,31 @@ func resolveUploadNames(run *measured.Run, cat *catalogs.Catalog) error {
 	return nil
 }
 
-// admitUpload reads an upload's ?async=; a synchronous call is admitted
-// as a synchronous simulation (429 beyond simulate.max_concurrent), and
-// done releases it (nothing to release for async).
-func (s *Server) admitUpload(c *gin.Context) (async bool, done func(), err error) {
-	if async, err = boolQuery(c, "async"); err != nil || async {
-		return async, func() {}, err
+// readUploadForm reserves an upload's size in the upload budget
+// (calibrations.upload_budget_bytes) before its body is read, reads the
+// multipart form within body_read_timeout, and lowers the hold to what the
+// form holds. The caller releases the hold once done with the files, or
+// hands it to the job that keeps what they became.
+func (s *Server) readUploadForm(c *gin.Context, known []string) (*runForm, *uploadHold, error) {
+	need := s.cfg.Calibrations.UploadLimitBytes
+	if n := c.Request.ContentLength; n > 0 {
+		need = min(n, need)
 	}
-	done, err = s.gate.admit()
+	up, err := s.uploads.reserve(need)
 	if err != nil {
-		return false, func() {}, err
+		return nil, nil, err
 	}
-	return false, done, nil
-}
-
-// submitAsync submits an upload's params as a job of kind and answers
-// 202 with the job; its params are checked at submission, their problems
-// naming the form's fields.
-func (s *Server) submitAsync(c *gin.Context, kind string, params any) {
-	raw, err := json.Marshal(params)
+	clear := s.readDeadline(c)
+	f, err := readRunForm(c, known)
 	if err != nil {
-		s.fail(c, err)
-		return
+		up.release()
+		return nil, nil, s.bodyError(err)
 	}
-	v, err := s.jobs.Submit(kind, raw)
-	if err != nil {
-		s.fail(c, err)
-		return
+	clear()
+	n := maxFormField * int64(len(known))
+	for _, file := range f.files {
+		n += int64(len(file.Name) + len(file.Data))
 	}
-	c.Header("Location", "/v1/jobs/"+v.ID)
-	s.respond(c, http.StatusAccepted, v)
+	up.shrink(n)
+	return f, up, nil
 }

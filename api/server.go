@@ -49,6 +49,8 @@ type Server struct {
 	cpu *budget
 	// gate admits synchronous simulations.
 	gate *syncGate
+	// uploads bounds the calibration uploads held at once.
+	uploads *uploadBudget
 	// web is the web planner served at / (webapp.go).
 	web *webApp
 }
@@ -76,6 +78,7 @@ func New(cfg Config, opt Options) (*Server, error) {
 	s.validate = newValidator(opt.Engine.Model)
 	s.cpu = newBudget(cfg.Limits.Simulations)
 	s.gate = &syncGate{max: cfg.Simulate.MaxConcurrent, slots: cfg.Limits.Simulations}
+	s.uploads = &uploadBudget{size: cfg.Calibrations.UploadBudgetBytes}
 	s.metrics.watch(s)
 	s.jobs = NewJobManager(JobOptions{
 		Workers: cfg.Jobs.Workers, QueueSize: cfg.Jobs.QueueSize, ResultTTL: cfg.Jobs.ResultTTL,
@@ -87,7 +90,7 @@ func New(cfg Config, opt Options) (*Server, error) {
 	s.registerPlannerJobs()
 	s.jobs.Register("calibrate", s.runCalibrateJob, s.checkCalibrateJob)
 	s.jobs.Register("validate", s.runValidateJob, s.checkValidateJob)
-	cals, err := openCalibrationStore(cfg.CalibrationStore)
+	cals, err := openCalibrationStore(cfg.CalibrationStore, cfg.Calibrations.MaxStored)
 	if err != nil {
 		return nil, err
 	}

@@ -64,7 +64,7 @@ type StepTimeEngine struct {
 	MaxNumSeqs          int `json:"max_num_seqs" binding:"omitempty,min=1,max=1048576" example:"256"`
 	MaxNumBatchedTokens int `json:"max_num_batched_tokens" binding:"omitempty,min=1,max=16777216" example:"8192"`
 	MaxModelLen         int `json:"max_model_len" binding:"omitempty,min=1,max=16777216"`
-	BlockSize           int `json:"block_size" binding:"omitempty,min=1,max=1024"`
+	BlockSize           int `json:"block_size" binding:"omitempty,oneof=1 8 16 32 64 128 256"`
 	// AsyncScheduling (default true) hides part of the CPU time behind the
 	// GPU.
 	AsyncScheduling      *bool `json:"async_scheduling" default:"true"`

@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -36,8 +38,16 @@ type catalogStore struct {
 // ErrLimit marks a store that holds as much as it may (422).
 var ErrLimit = errors.New("limit reached")
 
-// newCatalogStore serves base extended with dir's catalog files.
-func newCatalogStore(base *catalogs.Catalog, dir string) (*catalogStore, error) {
+// newCatalogStore serves base extended with the models of dir's model
+// files (models/, as write lays them out), entry by entry: a file that
+// does not parse (empty, cut short, not YAML) and an entry one of whose
+// names (id, Hugging Face id, aliases) already names a model, as
+// addModel refuses it, are logged and skipped, and the server starts with
+// the rest.
+func newCatalogStore(base *catalogs.Catalog, dir string, log *slog.Logger) (*catalogStore, error) {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
 	s := &catalogStore{dir: dir, base: base}
 	cat := base
 	if dir != "" {
@@ -51,18 +61,61 @@ func newCatalogStore(base *catalogs.Catalog, dir string) (*catalogStore, error) 
 			return nil, fmt.Errorf("model store: %s is not a directory", dir)
 		default:
 			cat = base.Clone()
-			if err := cat.LoadFS(os.DirFS(dir)); err != nil {
-				return nil, fmt.Errorf("model store %s: %w", dir, err)
-			}
-			for _, m := range cat.Models() {
-				if bm, err := base.Model(m.ID); err != nil || bm != m {
-					s.added = append(s.added, m)
-				}
-			}
+			s.added = loadStoreFiles(cat, dir, log)
 		}
 	}
 	s.cur.Store(cat)
 	return s, nil
+}
+
+// loadStoreFiles adds the model files of dir to cat one entry at a time,
+// logging what it skips, and returns the models added.
+func loadStoreFiles(cat *catalogs.Catalog, dir string, log *slog.Logger) []*models.Model {
+	fsys := os.DirFS(dir)
+	files, err := catalogs.ModelFiles(fsys)
+	if err != nil {
+		log.Warn("model store: not every file could be listed; loading those that were", "dir", dir, "err", err)
+	}
+	var added []*models.Model
+	for _, f := range files {
+		path := filepath.Join(dir, filepath.FromSlash(f))
+		data, err := fs.ReadFile(fsys, f)
+		if err != nil {
+			log.Warn("model store: file skipped", "file", path, "err", err)
+			continue
+		}
+		ms, err := catalogs.ParseModels(f, bytes.NewReader(data))
+		if err != nil {
+			log.Warn("model store: file skipped", "file", path, "err", err)
+			continue
+		}
+		for _, m := range ms {
+			if err := namesFree(cat, m); err != nil {
+				log.Warn("model store: entry skipped", "file", path, "model", m.ID, "err", err)
+				continue
+			}
+			if err := cat.AddModel(m, f); err != nil {
+				log.Warn("model store: entry skipped", "file", path, "model", m.ID, "err", err)
+				continue
+			}
+			added = append(added, m)
+		}
+	}
+	return added
+}
+
+// namesFree refuses m when its id, Hugging Face id or an alias already
+// names a model of cat.
+func namesFree(cat *catalogs.Catalog, m *models.Model) error {
+	for _, name := range append([]string{m.ID, m.HFID}, m.Aliases...) {
+		if name == "" {
+			continue
+		}
+		if other, err := cat.Model(name); err == nil {
+			return fmt.Errorf("%w: %q already names model %q", ErrConflict, name, other.ID)
+		}
+	}
+	return nil
 }
 
 func (s *catalogStore) catalog() *catalogs.Catalog { return s.cur.Load() }
@@ -77,13 +130,8 @@ func (s *catalogStore) addModel(m *models.Model, ignored []string, maxAdded int)
 		return false, fmt.Errorf("%w: the server holds %d added models, the most models.max_added allows: DELETE /v1/models/{id} one first", ErrLimit, len(s.added))
 	}
 	cur := s.cur.Load()
-	for _, name := range append([]string{m.ID, m.HFID}, m.Aliases...) {
-		if name == "" {
-			continue
-		}
-		if other, err := cur.Model(name); err == nil {
-			return false, fmt.Errorf("%w: %q already names model %q", ErrConflict, name, other.ID)
-		}
+	if err := namesFree(cur, m); err != nil {
+		return false, err
 	}
 	next := cur.Clone()
 	if err := next.AddModel(m, m.Source); err != nil {
@@ -115,8 +163,12 @@ func (s *catalogStore) deleteModel(name string) (string, error) {
 		return "", fmt.Errorf("%w: model %q is part of the catalog the server started with (built in or from catalog_dir); only models added with POST /v1/models can be deleted", ErrConflict, m.ID)
 	}
 	if s.dir != "" {
-		err := os.Remove(filepath.Join(s.dir, "models", m.ID+".yaml"))
+		dir := filepath.Join(s.dir, "models")
+		err := os.Remove(filepath.Join(dir, m.ID+".yaml"))
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return "", fmt.Errorf("model store: %w", err)
+		}
+		if err := syncDir(dir); err != nil {
 			return "", fmt.Errorf("model store: %w", err)
 		}
 	}
@@ -132,35 +184,101 @@ func (s *catalogStore) deleteModel(name string) (string, error) {
 	return m.ID, nil
 }
 
-// write stores m as <dir>/models/<id>.yaml, atomically.
+// write stores m as <dir>/models/<id>.yaml, atomically and durably: the
+// YAML goes to a temporary file (hidden, so a load skips it), which is
+// fsynced and renamed over the file, and the directory is fsynced. User
+// text (the id, names, aliases, the ignored config.json keys) appears only
+// in double-quoted YAML scalars, escaped: a line break or a quote in it
+// can never end its scalar and start a key of its own.
 func (s *catalogStore) write(m *models.Model, ignored []string) error {
-	var b bytes.Buffer
-	b.WriteString("# Added by POST /v1/models (Hugging Face config.json import).\n")
-	if len(ignored) > 0 {
-		fmt.Fprintf(&b, "# Ignored config.json keys: %s\n", strings.Join(ignored, ", "))
-	}
-	enc := yaml.NewEncoder(&b)
-	enc.SetIndent(2)
-	if err := enc.Encode(m); err != nil {
+	b, err := modelYAML(m, ignored)
+	if err != nil {
 		return fmt.Errorf("model store: %w", err)
 	}
 	dir := filepath.Join(s.dir, "models")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("model store: %w", err)
 	}
-	f, err := os.CreateTemp(dir, ".tmp-*.yaml.part")
-	if err != nil {
-		return fmt.Errorf("model store: %w", err)
-	}
-	_, werr := f.Write(b.Bytes())
-	cerr := f.Close()
-	if werr != nil || cerr != nil {
-		os.Remove(f.Name())
-		return fmt.Errorf("model store: %w", errors.Join(werr, cerr))
-	}
-	if err := os.Rename(f.Name(), filepath.Join(dir, m.ID+".yaml")); err != nil {
-		os.Remove(f.Name())
+	if err := writeAtomic(dir, m.ID+".yaml", b); err != nil {
 		return fmt.Errorf("model store: %w", err)
 	}
 	return nil
+}
+
+// modelYAML is the stored file of m.
+func modelYAML(m *models.Model, ignored []string) ([]byte, error) {
+	var b bytes.Buffer
+	b.WriteString("# Added by POST /v1/models (Hugging Face config.json import).\n")
+	if len(ignored) > 0 {
+		quoted := make([]string, len(ignored))
+		for i, k := range ignored {
+			quoted[i] = strconv.QuoteToASCII(k) // a double-quoted YAML scalar: no line break survives
+		}
+		fmt.Fprintf(&b, "# Ignored config.json keys: %s\n", strings.Join(quoted, ", "))
+	}
+	var doc yaml.Node
+	if err := doc.Encode(m); err != nil {
+		return nil, err
+	}
+	quoteValues(&doc)
+	enc := yaml.NewEncoder(&b)
+	enc.SetIndent(2)
+	if err := enc.Encode(&doc); err != nil {
+		return nil, err
+	}
+	if err := enc.Close(); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}
+
+// quoteValues makes every string value of n (not the keys, which are the
+// schema's) a double-quoted scalar.
+func quoteValues(n *yaml.Node) {
+	switch n.Kind {
+	case yaml.MappingNode:
+		for i := 1; i < len(n.Content); i += 2 {
+			quoteValues(n.Content[i])
+		}
+	case yaml.ScalarNode:
+		if n.Tag == "!!str" {
+			n.Style = yaml.DoubleQuotedStyle
+		}
+	default:
+		for _, c := range n.Content {
+			quoteValues(c)
+		}
+	}
+}
+
+// writeAtomic replaces dir/name with b: a temporary file in dir, fsynced,
+// renamed over name, then dir fsynced, so that a crash leaves the old file
+// or the new one, never a part of either.
+func writeAtomic(dir, name string, b []byte) error {
+	f, err := os.CreateTemp(dir, ".tmp-*.yaml.part")
+	if err != nil {
+		return err
+	}
+	_, werr := f.Write(b)
+	serr := f.Sync()
+	cerr := f.Close()
+	if err := errors.Join(werr, serr, cerr); err != nil {
+		os.Remove(f.Name())
+		return err
+	}
+	if err := os.Rename(f.Name(), filepath.Join(dir, name)); err != nil {
+		os.Remove(f.Name())
+		return err
+	}
+	return syncDir(dir)
+}
+
+// syncDir fsyncs a directory, so that a rename or removal in it lasts.
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	serr := d.Sync()
+	return errors.Join(serr, d.Close())
 }

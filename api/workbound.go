@@ -22,6 +22,11 @@ type OverLimitError struct{ Field, Reason string }
 func (e *OverLimitError) Error() string { return e.Field + ": " + e.Reason }
 func (e *OverLimitError) Unwrap() error { return ErrOverLimit }
 
+// PrefixField names the field under prefix (plan.FieldPrefixer).
+func (e *OverLimitError) PrefixField(prefix string) error {
+	return &OverLimitError{Field: prefix + e.Field, Reason: e.Reason}
+}
+
 // estimatedTokens is the mean number of tokens a run of sc simulates, and
 // its parts: the requests it sends and the tokens of one (prompt, shared
 // prefix, the earlier turns a multi-turn request carries, output).

@@ -56,7 +56,7 @@ func (c *Catalog) AddGPU(g *hardware.GPU, source string) error {
 		return err
 	}
 	id := key(g.ID)
-	if err := claimNames(c.gpuAlias, c.inheritedGPU, id, g.Aliases, "GPU"); err != nil {
+	if err := claimNames(c.gpuAlias, c.inheritedGPU, id, g.Aliases, "GPU", aliasField(len(g.Aliases))); err != nil {
 		return err
 	}
 	if _, ok := c.gpus[id]; !ok {
@@ -84,7 +84,7 @@ func (c *Catalog) AddModel(m *models.Model, source string) error {
 	if m.HFID != "" {
 		names = append(slices.Clone(names), m.HFID)
 	}
-	if err := claimNames(c.modelAlias, c.inheritedModel, id, names, "model"); err != nil {
+	if err := claimNames(c.modelAlias, c.inheritedModel, id, names, "model", aliasField(len(m.Aliases))); err != nil {
 		return err
 	}
 	if _, ok := c.models[id]; !ok {
@@ -101,26 +101,58 @@ func (c *Catalog) AddModel(m *models.Model, source string) error {
 }
 
 // claimNames checks, before anything changes, that the id and names of a
-// new entry are free: unused, already the entry's own, or held by an
-// inherited entry.
-func claimNames(names map[string]string, inherited map[string]bool, id string, aliases []string, kind string) error {
+// new entry are free: unused, already the entry's own, or an alias held by
+// an inherited entry. Another entry's id is never free, inherited or not:
+// an alias that took it would make the id name a different entry (a
+// catalog directory's alias could otherwise shadow a built-in model).
+func claimNames(names map[string]string, inherited map[string]bool, id string, aliases []string, kind string, field func(i int) string) error {
 	if other, ok := names[id]; ok && other != id && !inherited[other] {
 		return &hardware.FieldError{Field: "id", Reason: fmt.Sprintf("%q is already an alias of %s %q", id, kind, other)}
 	}
-	for _, a := range aliases {
+	for i, a := range aliases {
 		k := key(a)
 		if k == "" {
-			return &hardware.FieldError{Field: "aliases", Reason: "an alias must not be empty"}
+			return &hardware.FieldError{Field: field(i), Reason: "an alias must not be empty"}
 		}
-		if other, ok := names[k]; ok && other != id && !inherited[other] {
-			return &hardware.FieldError{Field: "aliases", Reason: fmt.Sprintf("%q already names %s %q", a, kind, other)}
+		other, ok := names[k]
+		switch {
+		case !ok || other == id:
+		case other == k:
+			return &hardware.FieldError{Field: field(i), Reason: fmt.Sprintf("%q is the id of %s %q", a, kind, other)}
+		case !inherited[other]:
+			return &hardware.FieldError{Field: field(i), Reason: fmt.Sprintf("%q already names %s %q", a, kind, other)}
 		}
 	}
 	return nil
 }
 
+// MaxNameBytes bounds the names a lookup matches: no id, alias or
+// Hugging Face id is longer (models.Model.Validate bounds them), so a
+// longer name is unknown at once, before any "did you mean" matching (an
+// edit distance costs the product of the lengths).
+const MaxNameBytes = 256
+
+// tooLong is the lookup error of a name past MaxNameBytes.
+func tooLong(sentinel error, name string) error {
+	return fmt.Errorf("%w (a name of %d bytes; none is longer than %d)", sentinel, len(name), MaxNameBytes)
+}
+
+// aliasField names the i-th name claimNames checks: aliases up to n, then
+// the Hugging Face id.
+func aliasField(n int) func(i int) string {
+	return func(i int) string {
+		if i < n {
+			return "aliases"
+		}
+		return "hf_id"
+	}
+}
+
 // GPU finds a GPU by id or alias.
 func (c *Catalog) GPU(name string) (*hardware.GPU, error) {
+	if len(name) > MaxNameBytes {
+		return nil, tooLong(ErrUnknownGPU, name)
+	}
 	if id, ok := c.gpuAlias[key(name)]; ok {
 		return c.gpus[id], nil
 	}
@@ -132,6 +164,9 @@ func (c *Catalog) GPU(name string) (*hardware.GPU, error) {
 // directory .../models--ORG--NAME/snapshots/HASH, or .../ORG/NAME) resolves
 // when the repository id it holds names a catalog model.
 func (c *Catalog) Model(name string) (*models.Model, error) {
+	if len(name) > MaxNameBytes && len(name) > maxModelPathBytes {
+		return nil, tooLong(ErrUnknownModel, name)
+	}
 	if id, ok := c.modelAlias[key(name)]; ok {
 		return c.models[id], nil
 	}
@@ -140,8 +175,16 @@ func (c *Catalog) Model(name string) (*models.Model, error) {
 			return c.models[id], nil
 		}
 	}
+	if len(name) > MaxNameBytes {
+		return nil, tooLong(ErrUnknownModel, name)
+	}
 	return nil, fmt.Errorf("%w %q%s", ErrUnknownModel, name, suggest(name, c.modelOrder, c.modelAlias))
 }
+
+// maxModelPathBytes bounds a model path a lookup reads the repository id
+// from (benchmark tools record local paths, which may be longer than an
+// id): past it a name is unknown at once.
+const maxModelPathBytes = 4096
 
 // pathModelNames lists the repository ids a model path may hold: ORG/NAME
 // of a Hugging Face cache directory (models--ORG--NAME), else the last two
@@ -210,6 +253,9 @@ func (c *Catalog) Clone() *Catalog {
 // suggest names up to three known ids whose id or any other name is close
 // to name.
 func suggest(name string, ids []string, names map[string]string) string {
+	if len(name) > MaxNameBytes {
+		return "" // longer than every name: nothing is close, and the distances would cost len² each
+	}
 	k := key(name)
 	best := map[string]int{}
 	consider := func(n, id string) {

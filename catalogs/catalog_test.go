@@ -28,6 +28,33 @@ max_position_embeddings: 512
 moe: {num_experts: 4, num_experts_per_tok: 2, moe_intermediate_size: 32}
 `
 
+// TestCatalogDirAliasCannotShadowAnID (issue 23): a catalog directory's
+// alias or Hugging Face id that is another model's id (a built-in one's
+// too) is refused naming the field, as POST /v1/models refuses it: it
+// would make that id resolve to the user's entry without a word.
+func TestCatalogDirAliasCannotShadowAnID(t *testing.T) {
+	base, err := Builtin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for field, entry := range map[string]string{
+		"aliases": strings.Replace(userModel, "id: MiniMaxAI/MiniMax-M2.5", "id: tiny\naliases: [llama-3.1-70b]", 1),
+		"hf_id":   strings.Replace(userModel, "hf_id: MiniMaxAI/MiniMax-M2.5", "hf_id: llama-3.1-70b", 1),
+	} {
+		t.Run(field, func(t *testing.T) {
+			c := base.Clone()
+			err := c.LoadFS(fstest.MapFS{"models/tiny.yaml": {Data: []byte(entry)}})
+			var fe *FileError
+			if !errors.As(err, &fe) || fe.Field != field || !strings.Contains(err.Error(), `"llama-3.1-70b" is the id of model`) {
+				t.Fatalf("LoadFS = %v, want an aliases error naming the id it would shadow", err)
+			}
+			if m, _ := c.Model("llama-3.1-70b"); m == nil || m.ID != "llama-3.1-70b" {
+				t.Errorf("llama-3.1-70b resolves to %v", m)
+			}
+		})
+	}
+}
+
 // TestUserEntriesTakeInheritedNames: a user catalog (a Clone of the
 // built-in one) may define a name a built-in entry has; the user's entry
 // gets it and the built-in entry keeps its other names. Within one
@@ -61,7 +88,7 @@ func TestUserEntriesTakeInheritedNames(t *testing.T) {
 	second := strings.Replace(userModel, "id: MiniMaxAI/MiniMax-M2.5", "id: other", 1)
 	err = c.LoadModels("second.yaml", strings.NewReader(second))
 	var fe *FileError
-	if !errors.As(err, &fe) || fe.Field != "aliases" || !strings.Contains(err.Error(), "already names") {
+	if !errors.As(err, &fe) || fe.Field != "hf_id" || !strings.Contains(err.Error(), `is the id of model "minimaxai/minimax-m2.5"`) {
 		t.Errorf("second entry with the same hf_id: error %v, want an aliases conflict", err)
 	}
 	// GPUs alike: a user GPU called "h100" takes the alias, h100-sxm stays.

@@ -179,6 +179,27 @@ func (c *Catalog) LoadModels(name string, r io.Reader) error {
 	})
 }
 
+// ParseModels decodes and validates the model entries of one YAML stream
+// named name without adding them anywhere: a loader that takes a file's
+// entries one by one (a server's model store) checks each against its
+// catalog itself.
+func ParseModels(name string, r io.Reader) ([]*models.Model, error) {
+	var out []*models.Model
+	err := decodeAll(name, r, func() any { return new(models.Model) }, func(v any, line int) error {
+		m := v.(*models.Model)
+		if err := m.Validate(); err != nil {
+			return entryError(name, line, m.ID, err)
+		}
+		out = append(out, m)
+		return nil
+	})
+	return out, err
+}
+
+// ModelFiles lists the model files of a catalog directory (models/, its
+// subdirectories too; hidden ones skipped), sorted.
+func ModelFiles(fsys fs.FS) ([]string, error) { return catalogFiles(fsys, "models") }
+
 func entryError(file string, line int, id string, err error) error {
 	var fe *hardware.FieldError
 	if errors.As(err, &fe) {

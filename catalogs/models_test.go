@@ -175,6 +175,8 @@ func TestModelSizes(t *testing.T) {
 		{"llama-2-13b", 13.0, 819200},
 		{"llama-2-70b", 68.98, 327680},
 		{"llama-3.1-8b", 8.03, 131072},
+		// Llama 3 8B: "8B" (8.03B, the shape of Llama 3.1 8B).
+		{"llama-3-8b", 8.03, 131072},
 		{"llama-3.1-70b", 70.55, 327680},
 		{"llama-3.1-405b", 405.85, 516096},
 		{"codellama-34b", 33.7, 196608},

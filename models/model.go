@@ -159,10 +159,16 @@ func (m *Model) Validate() error {
 	if m.ID == "" {
 		return &FieldError{Field: "id", Reason: "is required"}
 	}
+	if err := m.validateText(); err != nil {
+		return err
+	}
 	for _, r := range req {
 		if r.v <= 0 {
 			return &FieldError{Field: r.name, Reason: "is required and must be > 0"}
 		}
+	}
+	if err := m.validateMaxima(); err != nil {
+		return err
 	}
 	if m.IntermediateSize <= 0 && (m.MoE == nil || m.MoE.FirstDenseLayers > 0) {
 		return &FieldError{Field: "intermediate_size", Reason: "is required and must be > 0 for dense layers"}

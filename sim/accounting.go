@@ -45,7 +45,7 @@ func (s *Simulator) unfinished() []*request {
 // completed + rejected + unfinished, each counted where it happens.
 func checkAccounting(rc RequestCounts) error {
 	if rc.Total != rc.Completed+rc.Rejected+rc.Unfinished {
-		return fmt.Errorf("sim: %d requests issued but %d completed, %d rejected and %d unfinished (a simulator bug)", rc.Total, rc.Completed, rc.Rejected, rc.Unfinished)
+		return fmt.Errorf("%w: %d requests issued but %d completed, %d rejected and %d unfinished (a simulator bug)", ErrInternal, rc.Total, rc.Completed, rc.Rejected, rc.Unfinished)
 	}
 	return nil
 }

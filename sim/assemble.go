@@ -43,7 +43,7 @@ func (s *Simulator) report() *Report {
 	r.KVCache = kv.usage(cfg.NumGPUBlocks, float64(s.servedRanks()), s.now)
 	r.Fluency = m.all.fluency(cfg.Report.StallThresholdMS)
 	if cfg.SLA != nil {
-		r.SLA = evaluateSLA(cfg.SLA, sum)
+		r.SLA = evaluateSLA(cfg.SLA, sum, m.all, r.Requests)
 		g := round(float64(m.all.good)/dur, 4)
 		r.GoodputRPS = &g
 	}
@@ -63,7 +63,7 @@ func (s *Simulator) report() *Report {
 		sr.Throughput = m.windowThroughput(c, start, st.DurationS)
 		sr.Preemptions = c.preemptions
 		if cfg.SLA != nil {
-			sr.SLA = evaluateSLA(cfg.SLA, ss)
+			sr.SLA = evaluateSLA(cfg.SLA, ss, c, sr.Requests)
 			g := round(float64(c.good)/st.DurationS, 4)
 			sr.GoodputRPS = &g
 		}

@@ -138,6 +138,16 @@ func (c *Config) moeSplit() (tp, ep int) {
 	return gpus, 1
 }
 
+// prefixField puts prefix before the field a *hardware.FieldError names;
+// other errors pass unchanged.
+func prefixField(prefix string, err error) error {
+	var fe *hardware.FieldError
+	if errors.As(err, &fe) {
+		return &hardware.FieldError{Field: prefix + fe.Field, Reason: fe.Reason}
+	}
+	return err
+}
+
 func orOne(v float64) float64 {
 	if v == 0 {
 		return 1
@@ -154,10 +164,18 @@ func (c *Config) Validate() error {
 	switch {
 	case c.Model == nil || c.GPU == nil:
 		return fmt.Errorf("sim: model and gpu are required")
+	}
+	// The model sizes the step-time model and the KV blocks: its
+	// dimensions within their architectural maxima (catalog models are
+	// validated already; a Config built by hand is checked here).
+	if err := c.Model.Validate(); err != nil {
+		return prefixField("model.", err)
+	}
+	switch {
 	case c.TP < 1:
 		return &hardware.FieldError{Field: "tp", Reason: "must be >= 1"}
-	case c.Replicas < 1:
-		return &hardware.FieldError{Field: "replicas", Reason: "must be >= 1"}
+	case c.Replicas < 1 || c.Replicas > 4096:
+		return &hardware.FieldError{Field: "replicas", Reason: fmt.Sprintf("%d is not in [1, 4096]", c.Replicas)}
 	case c.DP < 0 || c.DP > 4096:
 		return &hardware.FieldError{Field: "dp", Reason: "must be in [0, 4096]"}
 	case c.MoETP < 0 || c.MoEEP < 0 || (c.MoETP > 0 && c.MoEEP > 0 && c.MoETP*c.MoEEP != max(c.TP, 1)*max(c.DP, 1)):
@@ -169,17 +187,22 @@ func (c *Config) Validate() error {
 	case c.Workload.Trace == nil && (c.Workload.Input == nil || c.Workload.Output == nil):
 		return fmt.Errorf("sim: workload needs input and output length samplers or a trace")
 	}
+	if err := engine.CheckBlocks(c.NumGPUBlocks, c.BlockBytes, float64(c.GPU.MemoryBytes), c.Engine.NumGPUBlocksOverride > 0); err != nil {
+		return prefixField("engine.", err)
+	}
 	if c.Autoscale != nil {
 		if err := c.Autoscale.validate(c.Replicas); err != nil {
 			return err
 		}
 	}
-	if err := c.Engine.Validate(c.Model); err != nil {
-		var fe *hardware.FieldError
-		if errors.As(err, &fe) {
-			return &hardware.FieldError{Field: "engine." + fe.Field, Reason: fe.Reason}
-		}
+	if c.Disagg != nil && c.Disagg.Prefill.Replicas > 4096 {
+		return &hardware.FieldError{Field: "disaggregation.prefill.replicas", Reason: "must be in [1, 4096]"}
+	}
+	if err := c.validateRanks(); err != nil {
 		return err
+	}
+	if err := c.Engine.Validate(c.Model); err != nil {
+		return prefixField("engine.", err)
 	}
 	if sp := c.Speculative; sp != nil {
 		if c.Engine.Scheduler == engine.SchedulerV0 {

@@ -1,7 +1,6 @@
 package sim
 
 import (
-	"errors"
 	"fmt"
 	"math"
 
@@ -140,11 +139,10 @@ func (d *Disaggregation) validate(c *Config) error {
 		return &hardware.FieldError{Field: "engine.speculative", Reason: "cannot be combined with disaggregation (the drafter's prompt pass and KV cache do not move between pools)"}
 	}
 	if err := p.Engine.Validate(c.Model); err != nil {
-		var e *hardware.FieldError
-		if errors.As(err, &e) {
-			return fe("engine."+e.Field, e.Reason)
-		}
-		return err
+		return prefixField("disaggregation.prefill.engine.", err)
+	}
+	if err := engine.CheckBlocks(p.NumGPUBlocks, p.BlockBytes, float64(p.GPU.MemoryBytes), p.Engine.NumGPUBlocksOverride > 0); err != nil {
+		return prefixField("disaggregation.prefill.engine.", err)
 	}
 	l := d.Link
 	switch {
@@ -155,6 +153,14 @@ func (d *Disaggregation) validate(c *Config) error {
 	}
 	if r := durationReason(l.LatencyUS, 1e3, "µs"); r != "" {
 		return &hardware.FieldError{Field: "disaggregation.kv_transfer.latency_us", Reason: r}
+	}
+	// The longest request's KV must cross the link within the clock.
+	n := max(c.Engine.MaxModelLen, p.Engine.MaxModelLen)
+	bytes := math.Max(float64(c.blockUnits()(n))*c.BlockBytes, float64(d.prefillConfig(c).blockUnits()(n))*p.BlockBytes)
+	if t, ok := toTime(bytes/l.BandwidthGBps, 1, true); !ok || t == beyond {
+		return &hardware.FieldError{Field: "disaggregation.kv_transfer.bandwidth_gbps", Reason: fmt.Sprintf(
+			"%g GB/s moves the KV cache of one max_model_len request (%d tokens, %.4g MB per GPU) in %.3g s, past the %d s (about 116 days) the simulator covers",
+			l.BandwidthGBps, n, bytes/1e6, bytes/l.BandwidthGBps/1e9, MaxSimulatedSeconds)}
 	}
 	return nil
 }

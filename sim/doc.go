@@ -12,7 +12,9 @@
 // limit on events. File and network I/O live in the callers.
 //
 // Reading order: config.go (what a run needs), timecheck.go (every time
-// checked against the int64 nanosecond clock), events.go (the event
+// checked against the int64 nanosecond clock, and toTime, the one float
+// to Time conversion), sizecheck.go (the users a run keeps, bounded before
+// it allocates them), events.go (the event
 // queue), simulate.go (the event loop, routing, step start and end),
 // driver.go (clients and arrivals), replica.go (one engine and its V1/V0
 // scheduler), waitqueue.go (its waiting queue, a backlog parked as

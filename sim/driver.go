@@ -326,7 +326,7 @@ func (d *driver) scheduleArrival(t Time) {
 	x := d.inter.Next(d.rngArr)
 	gap, ok := toClock(x, float64(nsPerSecond))
 	if !ok {
-		d.s.fail(fmt.Errorf("sim: the arrival process drew a gap of %g s", x))
+		d.s.fail(fmt.Errorf("%w: the arrival process drew a gap of %g s", ErrInternal, x))
 		return
 	}
 	if t+gap <= d.openUntil {
@@ -365,13 +365,26 @@ func (d *driver) stage(t Time, k int) {
 }
 
 // setConcurrency activates clients up to n (starting the idle ones at t)
-// and deactivates the rest (they stop after their current request).
+// and deactivates the rest (they stop after their current request). With
+// a request limit, only the first limit clients are kept: clients start
+// lowest first, and each that starts issues a request or waits for the
+// warm-up, so one past the limit could never issue (Workload.ValidateSizes
+// bounded n without one). Starting them checks the run's context.
 func (d *driver) setConcurrency(t Time, n int) {
+	if d.limit > 0 {
+		n = min(n, d.limit)
+	}
 	for len(d.clients) < n {
 		d.clients = append(d.clients, clientState{})
 	}
 	d.concurrency = n
 	for i := range d.clients {
+		if i&4095 == 4095 && d.s.ctx != nil {
+			if err := d.s.ctx.Err(); err != nil {
+				d.s.fail(err)
+				return
+			}
+		}
 		c := &d.clients[i]
 		c.active = i < n
 		if c.active && !c.busy {

@@ -19,7 +19,7 @@ type frontend struct {
 	tokenizeNS int64
 }
 
-func usToNS(us, scale float64) Time { return Time(us * scale * 1e3) }
+func usToNS(us, scale float64) Time { t, _ := toClock(us*scale, 1e3); return t }
 
 // admit runs a request that reached the API server at t through parsing
 // and tokenisation; it returns when the engine receives it.

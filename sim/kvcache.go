@@ -62,11 +62,17 @@ func (c *kvCache) units(n int) int {
 	return (n + c.bs - 1) / c.bs
 }
 
+// initialBlocks is the block records a cache starts with room for (6 KB:
+// a run may hold thousands of ranks).
+const initialBlocks = 1 << 8
+
 // newKVCache returns a cache of total blocks; units, if set, replaces
 // ceil(n/blockSize) as the blocks n tokens hold.
 func newKVCache(total, blockSize int, caching bool, units func(int) int) *kvCache {
+	// blocks grows as blocks are first used: a run touches only the blocks
+	// its requests fill, however large the pool (Config.Validate bounded it).
 	c := &kvCache{bs: blockSize, total: total, caching: caching, unitsFn: units, shift: -1,
-		blocks: make([]kvBlock, 0, total), head: -1, tail: -1, numFree: total}
+		blocks: make([]kvBlock, 0, min(total, initialBlocks)), head: -1, tail: -1, numFree: total}
 	if units == nil && blockSize&(blockSize-1) == 0 {
 		c.shift = bits.TrailingZeros(uint(blockSize))
 	}

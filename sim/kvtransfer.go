@@ -45,7 +45,11 @@ func (pd *disagg) linkTime(bytes float64) Time {
 	if bytes <= 0 {
 		return 0
 	}
-	return max(Time(math.Ceil(bytes/pd.bytesPerNS)), 1)
+	// Disaggregation.validate bounded the largest transfer by the clock.
+	if t, ok := toTime(bytes/pd.bytesPerNS, 1, true); ok {
+		return t
+	}
+	return beyond
 }
 
 // reserve books both ranks' links for a transfer of dur that may start at
@@ -81,9 +85,10 @@ func (pd *disagg) push(rp *replica, r *request, t Time) {
 	bytes := pd.kvBytes(r.computed) - pd.kvBytes(ps.pushedTokens)
 	ps.pushedTokens = r.computed
 	x := pd.linkTime(bytes)
-	layer := Time(float64(t-rp.stepStart) / pd.layers)
+	layer, _ := toTime(float64(t-rp.stepStart)/pd.layers, 1, false)
 	start := pd.reserve(rp, ps.decodeRank, rp.stepStart+layer, x)
-	end := max(start+x, t+Time(float64(x)/pd.layers))
+	last, _ := toTime(float64(x)/pd.layers, 1, false)
+	end := max(start+x, t+last)
 	// The last layer's share may run past the link's booking.
 	ra, rb := &pd.rank[rp.id], &pd.rank[ps.decodeRank.id]
 	ra.linkFree, rb.linkFree = max(ra.linkFree, end), max(rb.linkFree, end)

@@ -157,7 +157,8 @@ func newMetrics(stages []workload.StageSpec, stallMS float64, rtt Time, sla *SLA
 	budget := stats.NewBudget(stagesExactUpTo, stageFreeExact)
 	for _, st := range stages {
 		c := newCollector(budget)
-		c.lo, c.hi = Time(start*1e9), Time((start+st.DurationS)*1e9)
+		c.lo, _ = toClock(start, 1e9) // validated: within maxSeriesSeconds
+		c.hi, _ = toClock(start+st.DurationS, 1e9)
 		m.stages = append(m.stages, c)
 		start += st.DurationS
 	}

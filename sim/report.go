@@ -1,8 +1,10 @@
 package sim
 
 import (
+	"fmt"
 	"math"
 	"slices"
+	"strings"
 
 	"github.com/headroom-sim/headroom/sim/stats"
 )
@@ -132,13 +134,20 @@ type SLAResult struct {
 	Checks []SLACheck `json:"checks"`
 }
 
-// SLACheck is one bound: metric's quantile must not exceed limit.
+// SLACheck is one bound: metric's quantile must not exceed limit. The
+// quantile is over every measured request: one that never completed
+// (rejected, or left unfinished) missed every bound, as a client that got
+// no answer would count it; ValueMS is the completed requests' figure, as
+// in the report's summaries, and Reason says when the others decide.
 type SLACheck struct {
 	Metric   string  `json:"metric"`
 	Quantile string  `json:"quantile"`
 	LimitMS  float64 `json:"limit_ms"`
 	ValueMS  float64 `json:"value_ms"`
 	Met      bool    `json:"met"`
+	// Reason says why the bound is missed whatever ValueMS is: no request
+	// completed, or those that never did put the quantile past the limit.
+	Reason string `json:"reason,omitempty"`
 }
 
 // StageReport is the same metrics for the requests that arrived in one
@@ -249,19 +258,25 @@ func (c *collector) counts(unfinished int) RequestCounts {
 	return rc
 }
 
-// evaluateSLA checks each bound of sla against the summaries; goodput
-// counts the requests that met every per-request bound (collector.good).
-func evaluateSLA(sla *SLA, s summaries) *SLAResult {
+// evaluateSLA checks each bound of sla against the summaries of c, whose
+// requests rc counts; goodput counts the requests that met every
+// per-request bound (collector.good). With no completed request no bound
+// is met; requests that never completed count as missing every bound
+// (unservedQuantile).
+func evaluateSLA(sla *SLA, s summaries, c *collector, rc RequestCounts) *SLAResult {
 	res := &SLAResult{Met: true}
+	unserved := int64(rc.Rejected + rc.Unfinished)
 	bounds := []struct {
 		name string
 		qs   map[string]float64
 		sum  stats.Summary
+		n    int64
+		at   func(q float64) float64
 	}{
-		{"ttft_ms", sla.TTFTMS, s.ttft},
-		{"tpot_ms", sla.TPOTMS, s.tpot},
-		{"itl_ms", sla.ITLMS, s.itl},
-		{"e2e_ms", sla.E2EMS, s.e2e},
+		{"ttft_ms", sla.TTFTMS, s.ttft, c.ttft.Count(), c.ttft.Quantile},
+		{"tpot_ms", sla.TPOTMS, s.tpot, c.tpot.Count(), c.tpot.Quantile},
+		{"itl_ms", sla.ITLMS, s.itl, c.itl.Count(), c.itl.QuantileMS},
+		{"e2e_ms", sla.E2EMS, s.e2e, c.e2e.Count(), c.e2e.Quantile},
 	}
 	for _, b := range bounds {
 		names := make([]string, 0, len(b.qs))
@@ -274,10 +289,65 @@ func evaluateSLA(sla *SLA, s summaries) *SLAResult {
 		for _, q := range names {
 			lim := b.qs[q]
 			v, _ := b.sum.At(q)
-			ok := v <= lim
-			res.Checks = append(res.Checks, SLACheck{Metric: b.name, Quantile: q, LimitMS: lim, ValueMS: v, Met: ok})
-			res.Met = res.Met && ok
+			ck := SLACheck{Metric: b.name, Quantile: q, LimitMS: lim, ValueMS: v, Met: v <= lim}
+			switch {
+			case rc.Completed == 0:
+				ck.Met, ck.Reason = false, noneCompleted(rc)
+			case ck.Met && unserved > 0:
+				if all, ok := unservedQuantile(q, b.n, unserved, b.at); !ok || round(all, 4) > lim {
+					ck.Met = false
+					ck.Reason = fmt.Sprintf("%d of %d requests never completed (%d rejected, %d unfinished) and count as missing the bound: %s",
+						unserved, rc.Total, rc.Rejected, rc.Unfinished, unservedText(q, all, ok))
+				}
+			}
+			res.Checks = append(res.Checks, ck)
+			res.Met = res.Met && ck.Met
 		}
 	}
 	return res
+}
+
+// unservedQuantile is the named quantile of a metric over its n values and
+// u requests that never completed, each past every bound: the values'
+// quantile at the same rank of the n + u (numpy's interpolation, as the
+// summaries'), or ok false when that rank falls among the u (a mean or a
+// max always does).
+func unservedQuantile(name string, n, u int64, at func(q float64) float64) (v float64, ok bool) {
+	f, ok := stats.Fraction(name)
+	if !ok || n == 0 {
+		return 0, false
+	}
+	pos := f * float64(n+u-1)
+	switch {
+	case pos > float64(n-1):
+		return 0, false
+	case n == 1:
+		return at(0), true
+	}
+	return at(pos / float64(n-1)), true
+}
+
+func unservedText(q string, v float64, ok bool) string {
+	if !ok {
+		return "the " + q + " over all requests falls on one of them"
+	}
+	return fmt.Sprintf("the %s over all requests is %.4g ms", q, v)
+}
+
+// noneCompleted says why an SLA has nothing to hold when no request
+// completed.
+func noneCompleted(rc RequestCounts) string {
+	if rc.Total == 0 {
+		return "no request was sent: there is nothing the SLA holds"
+	}
+	why := ""
+	if len(rc.RejectedReasons) > 0 {
+		keys := make([]string, 0, len(rc.RejectedReasons))
+		for k := range rc.RejectedReasons {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		why = " (" + strings.Join(keys, "; ") + ")"
+	}
+	return fmt.Sprintf("no request completed: %d sent, %d rejected%s, %d unfinished", rc.Total, rc.Rejected, why, rc.Unfinished)
 }

@@ -17,6 +17,11 @@ var ErrEventLimit = errors.New("simulation exceeded its event limit")
 // ErrTooLong is returned when simulated time passes MaxSimulatedSeconds.
 var ErrTooLong = errors.New("simulation exceeded its time span")
 
+// ErrInternal marks a fault of the simulator or of its step-time model
+// (a report that loses requests, a step time that is not a number), not
+// of the input: callers report it as theirs to fix, not the user's.
+var ErrInternal = errors.New("simulator fault")
+
 // MaxSimulatedSeconds bounds the simulated time of a run (about 116 days):
 // a trace whose timestamps mix clocks, or a near-zero rate, would
 // otherwise run on.
@@ -43,7 +48,8 @@ type Simulator struct {
 	// leave fewer free blocks than the watermark: AllocStatus.NEVER).
 	servableBlocks int
 
-	err       error // the first error of the run (see fail)
+	err       error           // the first error of the run (see fail)
+	ctx       context.Context // the run's, for loops inside one event
 	events    int64
 	completed int
 	rejected  int
@@ -210,7 +216,14 @@ func (s *Simulator) loop(ctx context.Context) error {
 	if limit <= 0 {
 		limit = DefaultMaxEvents
 	}
+	s.ctx = ctx
+	if err := ctx.Err(); err != nil {
+		return err // ended before the run began (a deadline already past)
+	}
 	s.d.start()
+	if s.err != nil {
+		return s.err
+	}
 	if s.as != nil {
 		s.as.start()
 	}
@@ -229,12 +242,12 @@ func (s *Simulator) loop(ctx context.Context) error {
 		}
 		s.now = e.t
 		s.events++
+		if s.events > limit {
+			return fmt.Errorf("%w (%d events)", ErrEventLimit, limit)
+		}
 		if s.events&4095 == 0 {
 			if err := ctx.Err(); err != nil {
 				return err
-			}
-			if s.events > limit {
-				return fmt.Errorf("%w (%d events)", ErrEventLimit, limit)
 			}
 		}
 		switch e.kind {

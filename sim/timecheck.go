@@ -29,20 +29,33 @@ const beyond Time = horizon + 1
 // most 0.1%.
 const MaxRateRPS = 1e6
 
-// toClock converts x units of nsPerUnit nanoseconds each (1e9 for seconds,
-// 1e6 for milliseconds) to the clock, truncating to whole nanoseconds. ok
+// toTime is the simulator's one conversion of a float to the clock
+// (TestOneFloatToTimeConversion holds every other file to it): x units of
+// nsPerUnit nanoseconds each (1e9 for seconds, 1e6 for milliseconds, 1 for
+// nanoseconds), truncated to whole nanoseconds, or with roundUp rounded up
+// to at least 1 ns (a step or a transfer is an event after its start). ok
 // is false for NaN, negative and infinite x; a finite x past the horizon
-// gives beyond.
-func toClock(x, nsPerUnit float64) (t Time, ok bool) {
-	switch {
-	case math.IsNaN(x) || x < 0 || math.IsInf(x, 1):
+// gives beyond, never a wrapped integer.
+func toTime(x, nsPerUnit float64, roundUp bool) (t Time, ok bool) {
+	if math.IsNaN(x) || x < 0 || math.IsInf(x, 1) {
 		return 0, false
-	case x > float64(horizon)/nsPerUnit:
-		return beyond, true
-	default:
-		return min(Time(x*nsPerUnit), horizon), true
 	}
+	if roundUp {
+		ns := math.Ceil(x * nsPerUnit)
+		if !(ns <= float64(horizon)) {
+			return beyond, true
+		}
+		return max(Time(ns), 1), true
+	}
+	if !(x <= float64(horizon)/nsPerUnit) {
+		return beyond, true
+	}
+	return min(Time(x*nsPerUnit), horizon), true
 }
+
+// toClock is toTime truncating: input times (gaps, think times, stage
+// lengths, trace arrivals, latencies).
+func toClock(x, nsPerUnit float64) (t Time, ok bool) { return toTime(x, nsPerUnit, false) }
 
 // durationReason says why x (in units of nsPerUnit ns) is not a duration
 // the clock can hold ("" when it is).
@@ -68,7 +81,10 @@ func (c *Config) validateTimes() error {
 		return fieldErr("report.stall_threshold_ms", r)
 	}
 	if !(c.BlockBytes >= 0) || math.IsInf(c.BlockBytes, 1) {
-		return fmt.Errorf("sim: block bytes %g is not a finite number >= 0", c.BlockBytes)
+		return fieldErr("block_bytes", fmt.Sprintf("%g is not a finite number >= 0 (a KV block's bytes on one GPU)", c.BlockBytes))
+	}
+	if err := c.Workload.ValidateSizes(); err != nil {
+		return err
 	}
 	return c.Workload.ValidateTimes()
 }
@@ -211,14 +227,11 @@ func validateTrace(recs []workload.TraceRecord) error {
 // stepClock converts a step's duration in seconds (compute and swap
 // transfers) to the clock, rounded up to at least 1 ns.
 func stepClock(dt float64) (Time, error) {
-	switch ns := math.Ceil(dt * 1e9); {
-	case math.IsNaN(ns) || ns < 0 || math.IsInf(ns, 1):
-		return 0, fmt.Errorf("sim: the step-time model gave %g s for a step (check the step-time profile)", dt)
-	case ns > float64(horizon):
-		return beyond, nil
-	default:
-		return max(Time(ns), 1), nil
+	t, ok := toTime(dt, 1e9, true)
+	if !ok {
+		return 0, fmt.Errorf("%w: the step-time model gave %g s for a step (check the step-time profile)", ErrInternal, dt)
 	}
+	return t, nil
 }
 
 // idleAfterHorizon reports whether e, due after the horizon, would do

@@ -51,7 +51,11 @@ func writeInspection(w io.Writer, in *replay.Inspection) {
 	fmt.Fprintf(tw, "File\t%s\n", in.File)
 	fmt.Fprintf(tw, "Format\t%s (%s)\n", d.Format, in.FormatDescription)
 	fmt.Fprintf(tw, "Run\t%s\n", d.Name)
-	fmt.Fprintf(tw, "Model\t%s\n", named(d.Model, in.CatalogModel))
+	model := named(d.Model, in.CatalogModel)
+	if d.ModelNote != "" {
+		model += " (" + d.ModelNote + ")"
+	}
+	fmt.Fprintf(tw, "Model\t%s\n", model)
 	gpu := named(d.GPU, in.CatalogGPU)
 	if d.GPUNote != "" {
 		gpu += " (" + d.GPUNote + ")"
@@ -75,6 +79,9 @@ func writeInspection(w io.Writer, in *replay.Inspection) {
 	for _, h := range in.Hints {
 		fmt.Fprintf(tw, "Hint\t%s\n", h)
 	}
+	if len(d.Ignored) > 0 {
+		fmt.Fprintf(tw, "Not read\t%d keys: %s\n", len(d.Ignored), strings.Join(d.Ignored, ", "))
+	}
 	tw.Flush()
 	fmt.Fprintln(w)
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
@@ -96,6 +103,23 @@ func writeInspection(w io.Writer, in *replay.Inspection) {
 			fmt.Fprintf(w, "stage %d server: %s\n", s.Index, engineText(s.Engine))
 		}
 	}
+	if d.Sent != nil {
+		fmt.Fprintln(w, sentText("sent", d.Sent))
+	}
+	for i := range d.Stages {
+		if s := &d.Stages[i]; s.Sent != nil {
+			fmt.Fprintln(w, sentText(fmt.Sprintf("stage %d sent", s.Index), s.Sent))
+		}
+	}
+}
+
+// sentText says what a load generator reports of its sends.
+func sentText(label string, s *measured.SentLoad) string {
+	t := fmt.Sprintf("%s: %d requests at %g req/s over %.1f s (%.2f req/s achieved", label, s.Scheduled, s.RequestedRPS, s.SendDurationS, s.AchievedRPS)
+	if d := s.ScheduleDelayMS; d != nil {
+		t += fmt.Sprintf("; sent %.0f ms late on average, %.0f ms at most", d["mean"], d["max"])
+	}
+	return t + ")"
 }
 
 func named(recorded, id string) string {
@@ -147,6 +171,10 @@ func engineText(e *measured.Engine) string {
 	}
 	add("dtype", e.DType, e.DType != "")
 	add("kv_cache_dtype", e.KVCacheDType, e.KVCacheDType != "")
+	add("scheduler", e.Scheduler, e.Scheduler != "")
+	if sp := e.Speculative; sp != nil {
+		add("speculative", fmt.Sprintf("%s × %d (%s)", sp.Method, sp.NumSpeculativeTokens, sp.DraftModel), true)
+	}
 	if len(parts) == 0 {
 		return "no settings recorded (vLLM defaults assumed)"
 	}

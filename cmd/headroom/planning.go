@@ -293,6 +293,10 @@ func writeLoadTable(w io.Writer, res *plan.LoadResult) {
 		fmt.Fprintf(tw, "%.3g\t%s\t%.2f\t%.2f\t%.0f\t%s\t\n", pr.Load, map[bool]string{true: "met", false: "MISSED"}[pr.Met], pr.GoodputRPS, pr.ThroughputRPS, pr.OutputTokensS, pr.Limiting)
 	}
 	tw.Flush()
+	if res.MaxLoad == 0 && res.Reason != "" {
+		fmt.Fprintf(w, "\nNo sustainable %s: %s\n", res.Dimension, res.Reason)
+		return
+	}
 	fmt.Fprintf(w, "\nMax sustainable %s: %.3g (limited by %s); goodput knee at %.3g (%.2f req/s)\n", res.Dimension, res.MaxLoad, res.LimitingMetric, res.Knee.Load, res.Knee.GoodputRPS)
 }
 

@@ -141,14 +141,22 @@ func resolveRunNames(run *measured.Run, cat *catalogs.Catalog) error {
 	}
 	id, err := replay.ResolveModel(cat, run.Model)
 	if err != nil {
-		return needsFlag("model %q, as the run records it, names no catalog model (%v): give --model with a catalog id", run.Model, err)
+		return needsFlag("model %q (%s) names no catalog model (%v): give --model with a catalog id", run.Model, source(run.ModelNote, "as the run records it"), err)
 	}
 	g, err := cat.GPU(run.GPU)
 	if err != nil {
-		return needsFlag("GPU %q, as the run records it, is not in the catalog (%v): give --gpu with a catalog id", run.GPU, err)
+		return needsFlag("GPU %q (%s) is not in the catalog (%v): give --gpu with a catalog id", run.GPU, source(run.GPUNote, "as the run records it"), err)
 	}
 	run.Model, run.GPU = id, g.ID
 	return nil
+}
+
+// source is where a value came from: the note, else def.
+func source(note, def string) string {
+	if note != "" {
+		return note
+	}
+	return def
 }
 
 // loadRunDir reads a run folder (see measured.LoadDir).

@@ -14,8 +14,8 @@ const (
 	sglangAppended       = "../../internal/adapter/measured/testdata/sglang-bench/datacrunch-llama_3_3_70b_online_output.jsonl"
 )
 
-// inferencePerfFlags are what the inference-perf example's reports do not
-// say (its manifests.yaml does).
+// inferencePerfFlags repeat what the inference-perf example's
+// manifests.yaml says (flags override the run's own).
 var inferencePerfFlags = []string{"--model", "llama-3.1-8b", "--gpu", "h100-sxm", "--max-num-seqs", "128", "--max-model-len", "512",
 	"--enable-chunked-prefill=false", "--enable-prefix-caching=false"}
 
@@ -34,7 +34,7 @@ func TestInspect(t *testing.T) {
 		})
 	}
 	code, out, _ := runCLI(t, "inspect", exampleInferencePerf)
-	for _, want := range []string{"inference-perf-report", "Hint   ", "give --gpu", "236.12 req/s", "summary"} {
+	for _, want := range []string{"inference-perf-report", "manifests.yaml's node selector cloud.google.com/gke-accelerator: nvidia-h100-80gb", "stage 3 sent: 7113 requests at 118.56 req/s over 89.7 s (79.29 req/s achieved; sent 12970 ms late on average, 29807 ms at most)", "236.12 req/s", "summary", "Not read", "scheduler v0"} {
 		if code != 0 || !strings.Contains(out, want) {
 			t.Errorf("table lacks %q:\n%s", want, out)
 		}
@@ -74,9 +74,16 @@ func TestValidateExamples(t *testing.T) {
 			t.Errorf("comparison %d: %+v", i, c)
 		}
 	}
-	// --runs-from skips the runs that need flags, and says so.
+	// The run folder as the demos publish it needs no flag: manifests.yaml
+	// names the model, the GPU and the server's settings.
+	code, out, stderr = runCLI(t, "validate", "--run", "../../testdata/inference-perf/vllm+v0_engine")
+	if code != 0 || !strings.Contains(out, "vllm+v0_engine stage 3 (constant) (llama-3.1-8b on h100-sxm, vLLM 0.9.0") ||
+		!strings.Contains(out, "manifests.yaml's node selector cloud.google.com/gke-accelerator: nvidia-h100-80gb") {
+		t.Errorf("run folder: exit %d: %s / %s", code, out, stderr)
+	}
+	// --runs-from finds both example runs.
 	code, out, stderr = runCLI(t, "validate", "--runs-from", "../../testdata")
-	if code != 0 || !strings.Contains(stderr, "skipped ../../testdata/inference-perf/vllm+v0_engine/results") || !strings.Contains(out, "RTX4090/Llama-3.1-8B") {
+	if code != 0 || !strings.Contains(out, "vllm+v0_engine stage 0") || !strings.Contains(out, "RTX4090/Llama-3.1-8B") {
 		t.Errorf("--runs-from: exit %d: %s / %s", code, out, stderr)
 	}
 }

@@ -28,6 +28,7 @@ var serveFlags = []struct{ flag, key, usage string }{
 	{"auth-token", "auth_token", "bearer token every request but /healthz and /readyz must carry (prefer the environment variable: flags are visible to other users)"},
 	{"allow-remote-without-token", "allow_remote_without_token", "listen beyond loopback without a token (behind an authenticating proxy)"},
 	{"body-limit-bytes", "body_limit_bytes", "largest request body in bytes (413 beyond)"},
+	{"body-read-timeout", "body_read_timeout", "time a client may take to send a request body (408 beyond); bodies are read before a request takes a slot"},
 	{"shutdown-drain", "shutdown_drain", "time the listener stays open on SIGINT/SIGTERM with /readyz answering 503 (a second signal skips it)"},
 	{"shutdown-grace", "shutdown_grace", "time running requests and jobs get to finish once the listener has closed"},
 	{"catalog-dir", "catalog_dir", "directory of extra catalog entries (gpus/*.yaml, models/*.yaml)"},
@@ -38,6 +39,8 @@ var serveFlags = []struct{ flag, key, usage string }{
 	{"calibration-upload-limit-bytes", "calibrations.upload_limit_bytes", "largest POST /v1/calibrations upload in bytes (413 beyond)"},
 	{"calibration-sync-max-requests", "calibrations.sync_max_requests", "most measured requests a synchronous calibration replays (422 beyond: use ?async=true)"},
 	{"calibration-sync-timeout", "calibrations.sync_timeout", "wall-time limit of a synchronous calibration"},
+	{"calibration-upload-budget-bytes", "calibrations.upload_budget_bytes", "bytes of uploads held at once, read, fitted or queued (429 beyond)"},
+	{"max-calibrations", "calibrations.max_stored", "most calibrations the store keeps (422 beyond: DELETE one first)"},
 	{"simulations", "limits.simulations", "CPU budget: the most simulations running at once, synchronous calls and jobs together (default: the number of cores)"},
 	{"timeseries-points", "limits.timeseries_points", "most points of a report's time series; longer ones are coarsened to one point per k seconds"},
 	{"sync-max-concurrent", "simulate.max_concurrent", "most synchronous simulations in flight before the next is refused with 429 (default: twice the cores)"},
@@ -103,7 +106,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	dom, err := api.NewDomain(cat, cfg.ModelStoreDir)
+	dom, err := api.NewDomain(cat, cfg.ModelStoreDir, log)
 	if err != nil {
 		return usagef("--model-store-dir: %v", err)
 	}

@@ -72,7 +72,10 @@ func runSimulate(ctx context.Context, e *env, args []string) error {
 	var maxEvents int64
 	var progress bool
 	var outs runOutputs
+	var wr workloadRun
 	fs := newFlagSet("simulate")
+	fs.StringVar(&wr.path, "workload-run", "", "replay a measured run's requests as the workload (a run folder or result file, as validate --run reads: a blis observe trace, an LLMServingSim run …): their arrivals, lengths and tenants or benchmarks")
+	fs.StringVar(&wr.arrivals, "workload-arrivals", "send", "with --workload-run: arrive at the run's send times (send) or at its scheduled arrivals, without the client's recorded delay (schedule)")
 	fs.StringVar(&outs.plotDir, "plot-dir", "", "write SVG charts (TTFT/TPOT/ITL/E2E CDFs, KV usage and queues over time) into this directory")
 	fs.StringVar(&outs.metricsOut, "metrics-out", "", "write the run as OpenMetrics text under vLLM's metric names (for Prometheus and vLLM's Grafana dashboards)")
 	f.register(fs)
@@ -90,6 +93,12 @@ func runSimulate(ctx context.Context, e *env, args []string) error {
 	if err := outputFormat(format); err != nil {
 		return err
 	}
+	switch {
+	case maxEvents < 0:
+		return usagef("--max-events: %d is not a number of events >= 0 (0 = the default limit)", maxEvents)
+	case timeout < 0:
+		return usagef("--timeout: %s is not a duration >= 0 (0 = none)", timeout)
+	}
 	cat, err := loadCatalog(e, f.catalogDir)
 	if err != nil {
 		return err
@@ -97,6 +106,13 @@ func runSimulate(ctx context.Context, e *env, args []string) error {
 	res, sc, err := loadScenario(e, cat, &f)
 	if err != nil {
 		return err
+	}
+	if wr.path != "" {
+		msg, err := wr.apply(res, "")
+		if err != nil {
+			return err
+		}
+		fmt.Fprintln(e.stderr, "headroom simulate: "+msg)
 	}
 	res.Config.MaxEvents = maxEvents
 	if outs.plotDir != "" || outs.metricsOut != "" {
@@ -108,6 +124,9 @@ func runSimulate(ctx context.Context, e *env, args []string) error {
 		defer cancel()
 	}
 	opts := outs.options()
+	if wr.run != nil {
+		opts = append(opts, wr.sink())
+	}
 	if progress {
 		opts = append(opts, sim.WithProgress(func(p float64) { fmt.Fprintf(e.stderr, "\rsimulating: %3.0f%%", 100*p) }))
 	}
@@ -125,6 +144,7 @@ func runSimulate(ctx context.Context, e *env, args []string) error {
 		return writeJSON(e.stdout, rep)
 	}
 	writeReportTable(e.stdout, sc, res, rep)
+	wr.writeStages(e.stdout)
 	return nil
 }
 
@@ -318,6 +338,9 @@ func writeReportTable(w io.Writer, sc *scenario.Scenario, res *scenario.Resolved
 				mark = "MISSED"
 			}
 			fmt.Fprintf(tw, "  %s %s\t%.1f ms (limit %.1f) %s\n", c.Metric, c.Quantile, c.ValueMS, c.LimitMS, mark)
+			if c.Reason != "" {
+				fmt.Fprintf(tw, "  \t  %s\n", c.Reason)
+			}
 		}
 	}
 	if a := r.Autoscale; a != nil {

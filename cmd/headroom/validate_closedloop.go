@@ -32,6 +32,7 @@ type closedLoopTable struct {
 	path    string
 	rows    int
 	skipped int // rows whose model or GPU the catalog does not know
+	unread  int // rows the reader skipped (said on stderr, row by row)
 	results []replay.MeanResult
 	wall    time.Duration
 }
@@ -57,14 +58,18 @@ func replayTable(ctx context.Context, e *env, path string, o *runOverrides, cat 
 	if err != nil {
 		return nil, usagef("--run %s: %v", path, err)
 	}
-	rows, err := measured.ReadSilicon(f, filepath.Base(path))
+	tab, err := measured.ReadSilicon(f, filepath.Base(path))
 	f.Close()
 	if err != nil {
 		return nil, usagef("--run %s: %v", path, err)
 	}
+	rows := tab.Runs
+	for _, s := range tab.Skipped {
+		fmt.Fprintf(e.stderr, "headroom validate: %s: %s\n", path, s)
+	}
 	ov := o.overrides()
 	ov.Model, ov.GPU, ov.TP = "", "", 0
-	t := &closedLoopTable{path: path, rows: len(rows)}
+	t := &closedLoopTable{path: path, rows: len(rows) + len(tab.Skipped), unread: len(tab.Skipped)}
 	skipped := map[string]int{}
 	var keep []*measured.Run
 	for _, run := range rows {
@@ -223,6 +228,9 @@ func (t *closedLoopTable) headline() string {
 	}
 	if t.skipped > 0 {
 		s += fmt.Sprintf(", %d skipped (model or GPU not in the catalog)", t.skipped)
+	}
+	if t.unread > 0 {
+		s += fmt.Sprintf(", %d not read (each named with its reason on stderr)", t.unread)
 	}
 	return s
 }

@@ -117,7 +117,8 @@ func TestValidateTableErrors(t *testing.T) {
 		out, err string
 	}{
 		{"workers", []string{"--run", exampleSilicon, "--workers", "-1"}, 2, "", "--workers: -1 is not in [0, 256]"},
-		{"bad row", []string{"--run", write("bad.csv", lines[1], bad)}, 2, "", "bad.csv (aiconfigurator-silicon): record 3: field osl: \"-5\" is not a number"},
+		{"bad row", []string{"--run", write("bad.csv", lines[1], bad)}, 0, "2 closed-loop runs, 1 simulated, 1 not read", `bad.csv: row 3 (2026_03_25_gpt_oss_120b_h200_sxm_vllm_fp4_agg_1024x1024_c4_tp1_0_ep1_0_199) skipped: field osl: "-5" is not a number`},
+		{"only a bad row", []string{"--run", write("bad1.csv", bad)}, 2, "", `no usable row (1 skipped; the first: row 2`},
 		{"no known row", []string{"--run", write("unknown.csv", unknown)}, 2, "", "no row names a catalog model and GPU"},
 		{"a row skipped", []string{"--run", write("some.csv", lines[7], unknown)}, 0, "1 skipped (model or GPU not in the catalog)", "skipped 1 of 2 rows: model \"nobody/unknown-model\""},
 		{"plot without a table", []string{"--run", exampleLLMServingSim, "--plot", filepath.Join(dir, "a.svg")}, 2, "", "--plot: no table of closed-loop runs"},

@@ -2,6 +2,8 @@ package engine
 
 import (
 	"fmt"
+	"math"
+	"slices"
 	"strings"
 
 	"github.com/headroom-sim/headroom/hardware"
@@ -50,6 +52,42 @@ type Config struct {
 	// Speculative is vLLM's --speculative-config (nil: no speculative
 	// decoding); see speculative.go.
 	Speculative *Speculative `yaml:"speculative,omitempty" json:"speculative,omitempty"`
+}
+
+// BlockSizes are the KV block sizes vLLM takes (--block-size choices,
+// vllm/config/cache.py BlockSize).
+var BlockSizes = []int{1, 8, 16, 32, 64, 128, 256}
+
+// MaxKVBlocks is the most KV blocks one GPU's cache may hold: vLLM's block
+// tables keep block ids as int32, and so do the simulator's.
+const MaxKVBlocks = math.MaxInt32
+
+// MaxNumSeqs and MaxNumBatchedTokens bound the scheduler's limits far
+// above any served configuration (vLLM's defaults are 1,024 and 8,192):
+// the simulator sizes a step's bookkeeping by them.
+const (
+	MaxNumSeqs          = 1 << 20
+	MaxNumBatchedTokens = 1 << 30
+)
+
+// CheckBlocks checks a KV cache of blocks blocks of blockBytes each (on
+// one GPU of gpuBytes; blockBytes 0: not known) against what the block
+// tables index and what the GPU could hold. override says whether the
+// count is num_gpu_blocks_override's (the field named), else the memory
+// model's (block_size then sets it). Every cache the simulator builds is
+// checked before it is allocated.
+func CheckBlocks(blocks int, blockBytes, gpuBytes float64, override bool) error {
+	field := "block_size"
+	if override {
+		field = "num_gpu_blocks_override"
+	}
+	switch {
+	case blocks > MaxKVBlocks:
+		return &FieldError{Field: field, Reason: fmt.Sprintf("gives %d KV blocks per GPU, more than the %d vLLM's int32 block tables index (a larger block_size holds the same memory in fewer blocks)", blocks, MaxKVBlocks)}
+	case override && blockBytes > 0 && float64(blocks)*blockBytes > gpuBytes:
+		return &FieldError{Field: field, Reason: fmt.Sprintf("%d blocks of %.0f bytes need %.4g GiB per GPU, more than the GPU's %.4g GiB", blocks, blockBytes, float64(blocks)*blockBytes/hardware.GiB, gpuBytes/hardware.GiB)}
+	}
+	return nil
 }
 
 // MaxSwapSpaceGiB bounds swap_space_gib (1 PiB of CPU memory per GPU):
@@ -129,16 +167,16 @@ func (c Config) Validate(m *models.Model) error {
 	switch {
 	case !(c.GPUMemoryUtilization > 0 && c.GPUMemoryUtilization <= 1):
 		return &FieldError{Field: "gpu_memory_utilization", Reason: fmt.Sprintf("%g is not in (0, 1]", c.GPUMemoryUtilization)}
-	case c.MaxNumSeqs < 1:
-		return &FieldError{Field: "max_num_seqs", Reason: "must be >= 1"}
-	case c.MaxNumBatchedTokens < 1:
-		return &FieldError{Field: "max_num_batched_tokens", Reason: "must be >= 1"}
+	case c.MaxNumSeqs < 1 || c.MaxNumSeqs > MaxNumSeqs:
+		return &FieldError{Field: "max_num_seqs", Reason: fmt.Sprintf("%d is not in [1, %d]", c.MaxNumSeqs, MaxNumSeqs)}
+	case c.MaxNumBatchedTokens < 1 || c.MaxNumBatchedTokens > MaxNumBatchedTokens:
+		return &FieldError{Field: "max_num_batched_tokens", Reason: fmt.Sprintf("%d is not in [1, %d]", c.MaxNumBatchedTokens, MaxNumBatchedTokens)}
 	case c.MaxModelLen < 1:
 		return &FieldError{Field: "max_model_len", Reason: "must be >= 1"}
 	case m != nil && c.MaxModelLen > m.MaxPositions:
 		return &FieldError{Field: "max_model_len", Reason: fmt.Sprintf("%d exceeds the model's max_position_embeddings %d", c.MaxModelLen, m.MaxPositions)}
-	case c.BlockSize < 1 || c.BlockSize > 1024:
-		return &FieldError{Field: "block_size", Reason: fmt.Sprintf("%d is not in [1, 1024]", c.BlockSize)}
+	case !slices.Contains(BlockSizes, c.BlockSize):
+		return &FieldError{Field: "block_size", Reason: fmt.Sprintf("%d is not one of vLLM's block sizes %v", c.BlockSize, BlockSizes)}
 	case c.LongPrefillTokenThreshold < 0:
 		return &FieldError{Field: "long_prefill_token_threshold", Reason: "must be >= 0"}
 	case c.Scheduler != SchedulerV1 && c.Scheduler != SchedulerV0:
@@ -147,8 +185,8 @@ func (c Config) Validate(m *models.Model) error {
 		return &FieldError{Field: "preemption_mode", Reason: fmt.Sprintf("%q is not recompute or swap", c.PreemptionMode)}
 	case !(c.SwapSpaceGiB >= 0 && c.SwapSpaceGiB <= MaxSwapSpaceGiB):
 		return &FieldError{Field: "swap_space_gib", Reason: fmt.Sprintf("%g is not in [0, %d]", c.SwapSpaceGiB, MaxSwapSpaceGiB)}
-	case c.NumGPUBlocksOverride < 0:
-		return &FieldError{Field: "num_gpu_blocks_override", Reason: "must be >= 0"}
+	case c.NumGPUBlocksOverride < 0 || c.NumGPUBlocksOverride > MaxKVBlocks:
+		return &FieldError{Field: "num_gpu_blocks_override", Reason: fmt.Sprintf("%d is not in [0, %d] (0 = the memory model's count; vLLM's block tables hold int32 block ids)", c.NumGPUBlocksOverride, MaxKVBlocks)}
 	case !c.EnableChunkedPrefill && c.MaxNumBatchedTokens < c.MaxModelLen:
 		return &FieldError{Field: "max_num_batched_tokens", Reason: fmt.Sprintf("%d is below max_model_len %d: with chunked prefill disabled a whole prompt must fit one step", c.MaxNumBatchedTokens, c.MaxModelLen)}
 	case c.MaxNumBatchedTokens < c.MaxNumSeqs:

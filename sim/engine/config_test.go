@@ -224,19 +224,24 @@ func TestResolveRejects(t *testing.T) {
 		{"utilization zero", func(c *engine.Config) { c.GPUMemoryUtilization = 0 }, "gpu_memory_utilization", "not in (0, 1]"},
 		{"utilization above one", func(c *engine.Config) { c.GPUMemoryUtilization = 1.01 }, "gpu_memory_utilization", "1.01"},
 		{"utilization negative", func(c *engine.Config) { c.GPUMemoryUtilization = -0.5 }, "gpu_memory_utilization", "-0.5"},
-		{"max_num_seqs negative", func(c *engine.Config) { c.MaxNumSeqs = -1 }, "max_num_seqs", ">= 1"},
-		{"max_num_batched_tokens negative", func(c *engine.Config) { c.MaxNumBatchedTokens = -1 }, "max_num_batched_tokens", ">= 1"},
+		{"max_num_seqs negative", func(c *engine.Config) { c.MaxNumSeqs = -1 }, "max_num_seqs", "not in [1, 1048576]"},
+		{"max_num_seqs huge", func(c *engine.Config) { c.MaxNumSeqs, c.MaxNumBatchedTokens = 1<<40, 1<<41 }, "max_num_seqs", "not in [1, 1048576]"},
+		{"max_num_batched_tokens negative", func(c *engine.Config) { c.MaxNumBatchedTokens = -1 }, "max_num_batched_tokens", "not in [1, 1073741824]"},
+		{"max_num_batched_tokens huge", func(c *engine.Config) { c.MaxNumBatchedTokens = 1 << 31 }, "max_num_batched_tokens", "not in [1, 1073741824]"},
 		{"max_model_len negative", func(c *engine.Config) { c.MaxModelLen = -5 }, "max_model_len", ">= 1"},
 		{"max_model_len beyond the model", func(c *engine.Config) { c.MaxModelLen = 131073 }, "max_model_len", "max_position_embeddings 131072"},
-		{"block_size negative", func(c *engine.Config) { c.BlockSize = -16 }, "block_size", "not in [1, 1024]"},
+		{"block_size negative", func(c *engine.Config) { c.BlockSize = -16 }, "block_size", "not one of vLLM's block sizes"},
 		{"block_size too large", func(c *engine.Config) { c.BlockSize = 2048 }, "block_size", "2048"},
+		{"block_size 3 (vLLM refuses it)", func(c *engine.Config) { c.BlockSize = 3 }, "block_size", "[1 8 16 32 64 128 256]"},
+		{"block_size 1024 (vLLM refuses it)", func(c *engine.Config) { c.BlockSize = 1024 }, "block_size", "1024 is not one of"},
 		{"long prefill threshold negative", func(c *engine.Config) { c.LongPrefillTokenThreshold = -1 }, "long_prefill_token_threshold", ">= 0"},
 		{"unknown scheduler", func(c *engine.Config) { c.Scheduler = "v2" }, "scheduler", `"v2"`},
 		{"unknown preemption mode", func(c *engine.Config) { c.PreemptionMode = "drop" }, "preemption_mode", `"drop"`},
 		{"negative swap space", func(c *engine.Config) { c.SwapSpaceGiB = -1 }, "swap_space_gib", "not in [0, 1048576]"},
 		{"NaN swap space", func(c *engine.Config) { c.SwapSpaceGiB = math.NaN() }, "swap_space_gib", "not in [0, 1048576]"},
 		{"swap space past the block count", func(c *engine.Config) { c.SwapSpaceGiB = 1e300 }, "swap_space_gib", "not in [0, 1048576]"},
-		{"negative block override", func(c *engine.Config) { c.NumGPUBlocksOverride = -1 }, "num_gpu_blocks_override", ">= 0"},
+		{"negative block override", func(c *engine.Config) { c.NumGPUBlocksOverride = -1 }, "num_gpu_blocks_override", "not in [0, 2147483647]"},
+		{"block override past int32", func(c *engine.Config) { c.NumGPUBlocksOverride = 1 << 31 }, "num_gpu_blocks_override", "int32 block ids"},
 		{"no chunking and a short token budget", func(c *engine.Config) {
 			c.EnableChunkedPrefill, c.MaxNumBatchedTokens, c.MaxModelLen = false, 2048, 4096
 		}, "max_num_batched_tokens", "below max_model_len 4096"},
@@ -252,6 +257,38 @@ func TestResolveRejects(t *testing.T) {
 			}
 			if fe.Field != c.field || !strings.Contains(fe.Reason, c.inReason) {
 				t.Errorf("error %q: want field %s with %q in the reason", err, c.field, c.inReason)
+			}
+		})
+	}
+}
+
+// TestCheckBlocks: a cache is bounded by the int32 block ids and, for an
+// override, by the GPU's memory at the bytes a block takes.
+func TestCheckBlocks(t *testing.T) {
+	const gib = 1 << 30
+	for _, c := range []struct {
+		name       string
+		blocks     int
+		blockBytes float64
+		override   bool
+		field      string // "" = accepted
+	}{
+		{"the memory model's count", 1 << 20, 1 << 16, false, ""},
+		{"an override the GPU holds", 80 * gib / (1 << 16), 1 << 16, true, ""},
+		{"an override past the GPU's memory", 80*gib/(1<<16) + 1, 1 << 16, true, "num_gpu_blocks_override"},
+		{"2e9 blocks of 2 MiB", 2_000_000_000, 2 << 20, true, "num_gpu_blocks_override"},
+		{"an override of unknown block size", 1 << 30, 0, true, ""},
+		{"past int32 from the memory model", 5_386_075_574, 32, false, "block_size"},
+		{"past int32 as an override", 1 << 31, 0, true, "num_gpu_blocks_override"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			err := engine.CheckBlocks(c.blocks, c.blockBytes, 80*gib, c.override)
+			var fe *engine.FieldError
+			switch {
+			case c.field == "" && err != nil:
+				t.Errorf("CheckBlocks = %v, want nil", err)
+			case c.field != "" && (!errors.As(err, &fe) || fe.Field != c.field):
+				t.Errorf("CheckBlocks = %v, want a %s error", err, c.field)
 			}
 		})
 	}

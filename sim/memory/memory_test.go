@@ -172,7 +172,7 @@ func TestMaxConcurrencyMeanBlocksIsExact(t *testing.T) {
 	}
 	r := rand.New(rand.NewPCG(1, 2))
 	for _, id := range []string{"llama-3.1-8b", "gemma-2-9b", "mistral-7b"} {
-		for _, bs := range []int{1, 7, 16, 64} {
+		for _, bs := range []int{1, 8, 16, 64} {
 			s := setup(t, id, "h100-sxm", 1, func(e *engine.Config) { e.BlockSize = bs; e.MaxModelLen = 8192 })
 			p, err := memory.Compute(s)
 			if err != nil {

@@ -110,6 +110,13 @@ func Compute(s Setup) (Profile, error) {
 	if e.NumGPUBlocksOverride > 0 {
 		p.NumGPUBlocks = e.NumGPUBlocksOverride
 	}
+	if err := engine.CheckBlocks(p.NumGPUBlocks, p.BlockBytes, p.TotalBytes, e.NumGPUBlocksOverride > 0); err != nil {
+		var fe *hardware.FieldError
+		if errors.As(err, &fe) {
+			return p, &hardware.FieldError{Field: "engine." + fe.Field, Reason: fe.Reason}
+		}
+		return p, err
+	}
 	p.NumTokens = p.NumGPUBlocks / p.KVGroups * e.BlockSize
 	need := BlocksForTokens(m, e.BlockSize, e.MaxModelLen)
 	if p.NumGPUBlocks < need {

@@ -135,6 +135,16 @@ func (d *Distribution) Method() string {
 	return MethodExact
 }
 
+// Quantile is the value at quantile q (0–1), interpolated as Summary's
+// quantiles are (it sorts the kept values in place; 0 with no values).
+func (d *Distribution) Quantile(q float64) float64 {
+	if d.h != nil {
+		return d.h.Quantile(q)
+	}
+	slices.Sort(d.exact)
+	return Quantile(d.exact, q)
+}
+
 // Summary summarises the values (Summarize's, while exact; it sorts the
 // kept values in place).
 func (d *Distribution) Summary() Summary {

@@ -113,6 +113,10 @@ func (d *Durations) StdMS() float64 {
 	return math.Sqrt(ratio(num, new(big.Int).Mul(n, n))) / nsPerMS
 }
 
+// QuantileMS is the value at quantile q (0–1), in milliseconds, from the
+// histogram as Summary's quantiles are.
+func (d *Durations) QuantileMS(q float64) float64 { return d.h.Quantile(q) }
+
 // Summary summarises the durations in milliseconds: exact mean, max and
 // count; quantiles from the histogram.
 func (d *Durations) Summary() Summary {

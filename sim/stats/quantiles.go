@@ -98,5 +98,12 @@ func (s Summary) At(name string) (float64, bool) {
 	return 0, false
 }
 
+// Fraction is the quantile a named percentile stands for ("p99": 0.99);
+// ok is false for mean, max and unknown names.
+func Fraction(name string) (q float64, ok bool) {
+	q, ok = map[string]float64{"p50": 0.5, "p90": 0.9, "p95": 0.95, "p99": 0.99, "p999": 0.999}[name]
+	return q, ok
+}
+
 // QuantileNames are the names Summary.At accepts, in report order.
 var QuantileNames = []string{"mean", "p50", "p90", "p95", "p99", "p999", "max"}

@@ -95,6 +95,8 @@ func FuzzLengthSampler(f *testing.F) {
 	f.Add(uint8(3), 0, 0, 0, 1e9, 1e12, 1.0, 1, 2)
 	f.Add(uint8(4), 0, 3, 9, 0.0, 0.0, 1.0, 1, 2)
 	f.Add(uint8(5), 0, 0, 0, 0.0, 0.0, 1e-300, 1, MaxTokens)
+	f.Add(uint8(3), 0, 0, 0, 1e-320, 1.0, 1.0, 1, 2)   // issue 23: NaN tokens
+	f.Add(uint8(5), 0, 0, 0, 0.0, 0.0, 1e308, 1, 1000) // issue 23: +Inf tokens
 	f.Fuzz(func(t *testing.T, typ uint8, value, lo, hi int, mean, sd, weight float64, bmin, bmax int) {
 		s := LengthSpec{Type: lengthTypes[int(typ)%len(lengthTypes)], Value: value, Min: lo, Max: hi, Mean: mean, Stddev: sd}
 		switch s.Type {

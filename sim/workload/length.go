@@ -81,11 +81,13 @@ func (s LengthSpec) Validate(field string) error {
 		}
 	case LengthNormal, LengthLognormal:
 		used["mean"], used["stddev"], used["min"], used["max"] = true, true, true, true
-		if !(s.Mean > 0) || s.Mean > MaxTokens {
-			return fe("mean", fmt.Sprintf("must be in (0, %d], got %g", MaxTokens, s.Mean))
+		// Lengths are whole tokens, at least one: a mean below one token is
+		// no mean of them (and 1e-320 makes the lognormal's sigma NaN).
+		if !(s.Mean >= 1) || s.Mean > MaxTokens {
+			return fe("mean", fmt.Sprintf("must be in [1, %d] tokens, got %g", MaxTokens, s.Mean))
 		}
-		if !(s.Stddev >= 0) || math.IsInf(s.Stddev, 1) {
-			return fe("stddev", fmt.Sprintf("must be a finite number >= 0, got %g", s.Stddev))
+		if !(s.Stddev >= 0) || s.Stddev > MaxTokens {
+			return fe("stddev", fmt.Sprintf("must be in [0, %d] tokens, got %g", MaxTokens, s.Stddev))
 		}
 		if err := validateClamps(s, fe); err != nil {
 			return err

@@ -154,6 +154,9 @@ func TestLengthSpecValidate(t *testing.T) {
 		{"uniform max < min", LengthSpec{Type: "uniform", Min: 5, Max: 4}, "w.in.max"},
 		{"uniform with stddev", LengthSpec{Type: "uniform", Min: 1, Max: 4, Stddev: 1}, "w.in.stddev"},
 		{"normal mean 0", LengthSpec{Type: "normal", Stddev: 1}, "w.in.mean"},
+		{"normal mean below a token", LengthSpec{Type: "normal", Mean: 0.5}, "w.in.mean"},
+		{"lognormal mean 1e-320 (its sigma was NaN)", LengthSpec{Type: "lognormal", Mean: 1e-320, Stddev: 1}, "w.in.mean"},
+		{"lognormal stddev past the token range", LengthSpec{Type: "lognormal", Mean: 5, Stddev: 1e300}, "w.in.stddev"},
 		{"normal mean NaN", LengthSpec{Type: "normal", Mean: math.NaN()}, "w.in.mean"},
 		{"normal stddev < 0", LengthSpec{Type: "normal", Mean: 5, Stddev: -1}, "w.in.stddev"},
 		{"normal stddev inf", LengthSpec{Type: "normal", Mean: 5, Stddev: math.Inf(1)}, "w.in.stddev"},
@@ -215,6 +218,8 @@ func TestExpectedValueEdges(t *testing.T) {
 		{"normal stddev 0 rounds and clamps", LengthSpec{Type: LengthNormal, Mean: 10.4, Max: 8}, nil, 8},
 		{"normal clamped to one value", LengthSpec{Type: LengthNormal, Mean: 100, Stddev: 50, Min: 60, Max: 60}, nil, 60},
 		{"empirical clamps", LengthSpec{Type: LengthEmpirical, File: "f", Column: "c", Min: 2, Max: 4}, []int{1, 3, 9}, 3},
+		{"a bucket weight of 1e308 (was +Inf)", LengthSpec{Type: LengthBuckets, Buckets: []Bucket{{Weight: 1e308, Min: 100, Max: 300}}}, nil, 200},
+		{"weights as shares", LengthSpec{Type: LengthBuckets, Buckets: []Bucket{{Weight: 3e307, Min: 1, Max: 1}, {Weight: 1e307, Min: 5, Max: 5}}}, nil, 2},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -160,12 +160,15 @@ func (s LengthSpec) ExpectedValue(empirical []int) float64 {
 		}
 		return sum / float64(len(empirical))
 	default: // buckets
-		sum, total := 0.0, 0.0
+		total := 0.0
 		for _, b := range s.Buckets {
-			sum += b.Weight * (float64(b.Min) + float64(b.Max)) / 2
 			total += b.Weight
 		}
-		return sum / total
+		sum := 0.0 // shares of the total: a weight of 1e308 stays finite
+		for _, b := range s.Buckets {
+			sum += b.Weight / total * (float64(b.Min) + float64(b.Max)) / 2
+		}
+		return sum
 	}
 }
 

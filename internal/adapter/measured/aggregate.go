@@ -38,6 +38,25 @@ type Aggregate struct {
 
 	MeanInputTokens  float64 `json:"mean_input_tokens,omitempty"`
 	MeanOutputTokens float64 `json:"mean_output_tokens,omitempty"`
+
+	// Sent is what a load generator that schedules its sends reports of
+	// them (inference-perf's load_summary), when the file has it.
+	Sent *SentLoad `json:"sent,omitempty"`
+}
+
+// SentLoad is how a load generator with a send schedule reports a
+// benchmark's sends (inference-perf's load_summary; see
+// inferenceperfreport.go for how its numbers relate): the rate asked for,
+// the requests scheduled, the time from the first send to the last, the
+// rate that achieved (scheduled / send duration) and how late each
+// request was sent against its schedule (a cap on requests in flight holds
+// sends back).
+type SentLoad struct {
+	RequestedRPS    float64            `json:"requested_rps,omitempty"`
+	Scheduled       int                `json:"scheduled,omitempty"`
+	SendDurationS   float64            `json:"send_duration_s,omitempty"`
+	AchievedRPS     float64            `json:"achieved_rps,omitempty"`
+	ScheduleDelayMS map[string]float64 `json:"schedule_delay_ms,omitempty"`
 }
 
 // StageInfo is one benchmark of a file: its index (Request.Stage), the
@@ -49,6 +68,9 @@ type StageInfo struct {
 	Strategy    string  `json:"strategy,omitempty"`
 	RateRPS     float64 `json:"rate_rps,omitempty"`
 	Concurrency int     `json:"concurrency,omitempty"`
+	// DurationS is how long the tool was to send at this load (0: not
+	// stated).
+	DurationS float64 `json:"duration_s,omitempty"`
 	// Label names what sets the benchmark apart when the file says more
 	// than its load (a sweep run's serve parameters and run number).
 	Label string `json:"label,omitempty"`

@@ -40,6 +40,10 @@ type aiperfValue struct {
 	Unit  string          `json:"unit"`
 }
 
+// aiperfUsed are the per-request metrics the reader uses.
+var aiperfUsed = keys("ttft", "request_latency", "inter_chunk_latency", "input_sequence_length", "output_sequence_length",
+	"output_token_count", "reasoning_token_count", "min_request_timestamp")
+
 func sniffAIPerf(s *shape) bool {
 	return s.objects() && s.top("metadata", "metrics") && !s.anyTop("benchmarks")
 }
@@ -51,6 +55,13 @@ func parseAIPerf(p *parser) (*Run, error) {
 		var r aiperfRecord
 		if err := p.unmarshal(line, "", pyJSON(b), &r); err != nil {
 			return err
+		}
+		run.ignoreJSON("", b, tagsOf(r))
+		run.ignoreField("", b, "metadata", tagsOf(r.Metadata))
+		for name := range r.Metrics {
+			if !aiperfUsed(name) {
+				run.ignore("metrics.", name)
+			}
 		}
 		phase := firstNonEmpty(r.Metadata.BenchmarkPhase, r.Metadata.CreditPhase)
 		if strings.EqualFold(phase, "warmup") {

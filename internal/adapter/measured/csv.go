@@ -47,6 +47,7 @@ func parsePlainCSV(p *parser) (*Run, error) {
 		}
 	}
 	run := &Run{}
+	run.ignoreColumns(t, keys("send_s", "send_time_s", "input_tokens", "output_tokens", "ttft_ms", "e2e_ms", "error", "stage"))
 	stages := map[int]bool{}
 	for i, row := range t.rows {
 		rec := i + 1

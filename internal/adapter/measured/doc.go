@@ -8,10 +8,15 @@
 // Loaders read from an fs.FS or io.Reader; the caller opens files. Import
 // reads one result file of any benchmark tool's format (detected or
 // named); LoadDir reads a run folder (LLMServingSim, inference-sim,
-// inference-perf results, llmperf, vllm bench sweep); Describe summarises
-// a run for `headroom inspect`.
+// a blis observe trace, inference-perf results or run folder, llmperf,
+// vllm bench sweep); ReadSilicon reads a table of closed-loop runs;
+// Describe summarises a run for `headroom inspect`. No reader drops a
+// number silently: what it does not use is in Run.Ignored, and a known
+// metric it cannot use is said in a note.
 //
 // Reading order: run.go (the types and their summary), aggregate.go
 // (summaries and stages), import.go and detect.go (formats), dir.go (run
-// folders), then one file per format.
+// folders), then one file per format (manifests.go: the Kubernetes
+// manifests beside inference-perf results; benchmetadata.go: vLLM bench
+// --metadata).
 package measured

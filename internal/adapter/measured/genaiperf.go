@@ -58,14 +58,23 @@ func parseGenAIPerf(p *parser) (*Run, error) {
 	if err := p.unmarshal(0, "", pyJSON(trimBOM(p.data)), &ex); err != nil {
 		return nil, err
 	}
+	run := &Run{}
+	run.ignoreJSON("", p.data, tagsOf(ex))
 	if len(ex.Experiments) == 0 {
 		return nil, p.errf(0, "experiments", "empty")
 	}
-	run := &Run{}
 	if ex.ServiceKind != "" || ex.Endpoint != "" {
 		run.note("service_kind %s, endpoint %s", ex.ServiceKind, ex.Endpoint)
 	}
 	reqNo, counted, noInput := 0, 0, 0
+	var exps struct {
+		Experiments []json.RawMessage `json:"experiments"`
+	}
+	if json.Unmarshal(pyJSON(trimBOM(p.data)), &exps) == nil {
+		for _, e := range exps.Experiments {
+			run.ignoreJSON("experiments[].", e, keys("experiment", "requests"))
+		}
+	}
 	for ei, e := range ex.Experiments {
 		st := StageInfo{Index: ei, Strategy: e.Experiment.Mode}
 		switch e.Experiment.Mode {
@@ -82,6 +91,7 @@ func parseGenAIPerf(p *parser) (*Run, error) {
 			if err != nil {
 				return nil, err
 			}
+			run.ignoreJSON("experiments[].requests[].", raw, tagsOf(genaiRequest{}))
 			if run.Model == "" {
 				run.Model = model
 			}

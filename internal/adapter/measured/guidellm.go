@@ -112,6 +112,7 @@ func parseGuidellm(p *parser) (*Run, error) {
 		return nil, p.errf(0, "benchmarks", "empty")
 	}
 	run := &Run{}
+	run.ignoreJSON("", p.data, tagsOf(rep))
 	if rep.Metadata.Version != "" {
 		run.note("guidellm %s", rep.Metadata.Version)
 	}
@@ -126,6 +127,7 @@ func parseGuidellm(p *parser) (*Run, error) {
 		if err := p.unmarshal(0, path, raw, &b); err != nil {
 			return nil, err
 		}
+		run.ignoreJSON("benchmarks[].", raw, tagsOf(b))
 		var st guidellmStrategy
 		switch {
 		case b.Config != nil:
@@ -170,6 +172,7 @@ func parseGuidellm(p *parser) (*Run, error) {
 				if err != nil {
 					return nil, err
 				}
+				run.ignoreJSON("benchmarks[].requests.[].", rraw, guidellmRequestUsed)
 				if run.Model == "" {
 					run.Model = model
 				}
@@ -189,6 +192,10 @@ func parseGuidellm(p *parser) (*Run, error) {
 	}
 	return run, nil
 }
+
+// guidellmRequestUsed are a request's keys the reader reads (the 0.3 and
+// 0.6 layouts).
+var guidellmRequestUsed = tagsOf(guidellmRequest{})
 
 func guidellmRequestOf(p *parser, rec int, path string, raw json.RawMessage, status string) (Request, string, error) {
 	var r guidellmRequest

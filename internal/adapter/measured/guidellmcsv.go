@@ -29,6 +29,8 @@ func parseGuidellmCSV(p *parser) (*Run, error) {
 		}
 	}
 	run := &Run{}
+	run.ignoreColumns(t, keys("benchmark_index", "strategy", "rate", "status", "prompt_tokens", "output_tokens", "request_start",
+		"first_token_iteration", "last_token_iteration", "request_end", "error"))
 	stages := map[int]int{} // benchmark index → position in run.Stages
 	for i, row := range t.rows {
 		rec := i + 1

@@ -98,6 +98,7 @@ var importTable = []importFormat{
 	{"llmservingsim", "LLMServingSim bench requests.jsonl", sniffLLMServingSim, []string{"requests.jsonl"}, parseLLMServingSimJSONL},
 	{"llmperf", "llmperf *_individual_responses.json (per-request records; the folder with its summary gives the concurrency)", sniffLLMPerfResponses, []string{"_individual_responses.json"}, parseLLMPerfResponses},
 	{"llmperf-summary", "llmperf *_summary.json (aggregates)", sniffLLMPerf, []string{"_summary.json", "summary.json"}, parseLLMPerfSummary},
+	{FormatBlisTrace, "inference-sim `blis observe` trace v3: trace.csv (one row a request; the folder adds trace.yaml, trace.itl.csv and a server_config.json above it)", sniffBlisTrace, []string{"trace.csv"}, parseBlisTrace},
 	{"csv", "Headroom's plain per-request CSV (see csv.go)", sniffPlainCSV, []string{".csv"}, parsePlainCSV},
 }
 
@@ -182,6 +183,7 @@ func importLimited(r io.Reader, name, format string, maxBytes, maxLine int) (*Ru
 	}
 	run.Name, run.Format = baseName(name), f.name
 	run.normaliseModel()
+	run.tidyIgnored()
 	if err := p.check(run); err != nil {
 		return nil, err
 	}
@@ -238,6 +240,7 @@ func baseName(name string) string {
 //	llmperf-summary   object with results_ttft_s_* or results_end_to_end_latency_s_* keys
 //	aiperf-summary-csv  CSV whose header starts with Metric
 //	guidellm-csv      CSV with benchmark_index and first_token_iteration columns
+//	blis-trace        CSV with send_time_us, first_chunk_time_us, last_chunk_time_us and output_tokens columns
 //	csv               CSV with send_s (or send_time_s), input_tokens, output_tokens, ttft_ms, e2e_ms columns
 //
 // More than one match is an ErrAmbiguousFormat error; none falls back to

@@ -53,6 +53,11 @@ var fixtureCases = []importCase{
 	{"fixture-vllm-benchmark-serving-old", "testdata/vllm-bench/benchmark_serving-old.json", "vllm-bench"},
 	{"fixture-vllm-appended", "testdata/vllm-bench/appended.jsonl", "vllm-bench"},
 	{"fixture-csv", "testdata/csv/requests.csv", "csv"},
+	{"fixture-blis-trace", "testdata/blis-trace/run/trace.csv", "blis-trace"},
+	{"fixture-vllm-seconds-keys", "testdata/vllm-bench/benchmark_serving_random-seconds.json", "vllm-bench"},
+	{"fixture-vllm-metadata", "testdata/vllm-bench/serve-metadata.json", "vllm-bench"},
+	{"fixture-aiperf-0.10-summary", "testdata/aiperf-0.10/profile_export_aiperf.json", "aiperf-summary"},
+	{"fixture-aiperf-0.10-summary-csv", "testdata/aiperf-0.10/profile_export_aiperf.csv", "aiperf-summary-csv"},
 	// Whole real files, copied from the reference data's formats/ (see the
 	// folders' READMEs), and fixtures of layouts no real file shows.
 	{"fixture-genai-perf-csv", "testdata/genai-perf-csv/profile_export_genai_perf.csv", "aiperf-summary-csv"},

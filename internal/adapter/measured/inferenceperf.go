@@ -47,6 +47,8 @@ func parseInferencePerf(p *parser) (*Run, error) {
 		if err := p.unmarshal(rec, "", raw, &r); err != nil {
 			return err
 		}
+		run.ignoreJSON("", raw, tagsOf(r))
+		run.ignoreField("", raw, "info", tagsOf(r.Info))
 		q := Request{TTFTS: math.NaN(), E2ES: math.NaN()}
 		if !r.StartTime.Set {
 			return p.errf(rec, "start_time", "missing")

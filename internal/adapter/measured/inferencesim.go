@@ -53,6 +53,7 @@ func LoadInferenceSim(fsys fs.FS, dir string) (*Run, error) {
 		Name: path.Base(dir), Format: "inference-sim", Model: exp.Model, TP: max(exp.TP, 1), DP: 1,
 		GPU: "h100-sxm", GPUNote: "80 GB-class GPU, not named in the logs; assumed H100 SXM", ServerSide: true,
 	}
+	run.ignoreYAML("exp-config.yaml: ", b, keys("model", "tensor_parallelism", "max_model_len", "max_num_batched_tokens", "max_num_seqs"))
 	e := &run.Engine
 	e.MaxModelLen, e.MaxNumBatchedTokens, e.MaxNumSeqs = exp.MaxModelLen, exp.MaxNumBatchedTokens, exp.MaxNumSeqs
 	e.AsyncScheduling = boolp(false)
@@ -75,7 +76,7 @@ func LoadInferenceSim(fsys fs.FS, dir string) (*Run, error) {
 	}
 	defer f.Close()
 	var ids []string
-	if run.Requests, ids, err = readOtelCSV(f, name("otel_requests.csv")); err != nil {
+	if run.Requests, ids, err = readOtelCSV(f, name("otel_requests.csv"), run); err != nil {
 		return nil, err
 	}
 	if gf, err := fsys.Open(name("guidellm_requests.csv")); err == nil {
@@ -146,8 +147,9 @@ func parseVLLMLog(log string, run *Run) {
 }
 
 // readOtelCSV reads the compact per-request span table (start_ns,
-// prompt_tokens, completion_tokens, ttft_s, e2e_s …).
-func readOtelCSV(r io.Reader, name string) ([]Request, []string, error) {
+// prompt_tokens, completion_tokens, ttft_s, e2e_s …); the columns it does
+// not use are listed in run.Ignored.
+func readOtelCSV(r io.Reader, name string, run *Run) ([]Request, []string, error) {
 	cr := csv.NewReader(r)
 	head, err := cr.Read()
 	if err != nil {
@@ -160,6 +162,13 @@ func readOtelCSV(r io.Reader, name string) ([]Request, []string, error) {
 	for _, k := range []string{"start_ns", "prompt_tokens", "completion_tokens", "ttft_s", "e2e_s"} {
 		if _, ok := col[k]; !ok {
 			return nil, nil, fmt.Errorf("%s: missing column %s", name, k)
+		}
+	}
+	for c := range col {
+		switch c {
+		case "start_ns", "prompt_tokens", "completion_tokens", "ttft_s", "e2e_s", "request_id":
+		default:
+			run.ignore("otel_requests.csv: column ", c)
 		}
 	}
 	var out []Request

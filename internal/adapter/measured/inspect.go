@@ -16,6 +16,7 @@ type Description struct {
 	Name           string   `json:"name"`
 	Format         string   `json:"format"`
 	Model          string   `json:"model"`
+	ModelNote      string   `json:"model_note,omitempty"`
 	GPU            string   `json:"gpu"`
 	GPUNote        string   `json:"gpu_note,omitempty"`
 	TP             int      `json:"tp"`
@@ -28,6 +29,8 @@ type Description struct {
 	PrefixGroups   int      `json:"prefix_groups,omitempty"`
 	PrefixTokens   int      `json:"prefix_tokens,omitempty"`
 	Notes          []string `json:"notes,omitempty"`
+	// Ignored is what the reader did not use (Run.Ignored).
+	Ignored []string `json:"ignored,omitempty"`
 	Figures
 	// Stages describe each benchmark of a file that holds several.
 	Stages []StageDescription `json:"stages,omitempty"`
@@ -47,6 +50,8 @@ type Figures struct {
 	Throughput       DescribedThroughput `json:"throughput"`
 	MeanInputTokens  float64             `json:"mean_input_tokens,omitempty"`
 	MeanOutputTokens float64             `json:"mean_output_tokens,omitempty"`
+	// Sent is the tool's account of the sends (Aggregate.Sent).
+	Sent *SentLoad `json:"sent,omitempty"`
 }
 
 // DescribedCounts accounts for a benchmark's requests (total = completed
@@ -71,9 +76,9 @@ type StageDescription struct {
 
 // Describe summarises what a run holds, as a whole and per benchmark.
 func Describe(run *Run) Description {
-	d := Description{Name: run.Name, Format: run.Format, Model: run.Model, GPU: run.GPU, GPUNote: run.GPUNote, TP: run.TP, DP: run.DP,
+	d := Description{Name: run.Name, Format: run.Format, Model: run.Model, ModelNote: run.ModelNote, GPU: run.GPU, GPUNote: run.GPUNote, TP: run.TP, DP: run.DP,
 		ExpertParallel: run.ExpertParallel, EngineVersion: run.EngineVersion, Engine: run.Engine, LoggedBlocks: run.LoggedBlocks,
-		ServerSide: run.ServerSide, PrefixGroups: run.PrefixGroups, PrefixTokens: run.PrefixTokens, Notes: run.Engine.Extra}
+		ServerSide: run.ServerSide, PrefixGroups: run.PrefixGroups, PrefixTokens: run.PrefixTokens, Notes: run.Engine.Extra, Ignored: run.Ignored}
 	d.Engine.Extra = nil
 	d.Figures = figuresOf(run)
 	if len(run.Stages) > 1 || (len(run.Stages) == 1 && (run.Stages[0].Engine != nil || run.Stages[0].Label != "")) {
@@ -137,7 +142,7 @@ func figuresOf(run *Run) Figures {
 	return Figures{Basis: "aggregate", Requests: DescribedCounts{Total: a.Completed + a.Failed, Completed: a.Completed, Failed: a.Failed},
 		TTFTMS: a.TTFTMS, TPOTMS: a.TPOTMS, ITLMS: a.ITLMS, E2EMS: a.E2EMS,
 		Throughput:      DescribedThroughput{a.RequestsPerS, a.OutputTokensPerS},
-		MeanInputTokens: a.MeanInputTokens, MeanOutputTokens: a.MeanOutputTokens}
+		MeanInputTokens: a.MeanInputTokens, MeanOutputTokens: a.MeanOutputTokens, Sent: a.Sent}
 }
 
 // chunkGapsMS are the gaps between the streamed chunks of the completed

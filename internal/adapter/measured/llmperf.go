@@ -25,6 +25,10 @@ func sniffLLMPerf(s *shape) bool {
 
 var reLLMPerfStat = regexp.MustCompile(`^results_(ttft_s|end_to_end_latency_s|number_input_tokens|number_output_tokens)_(?:quantiles_)?(mean|min|max|stddev|p[0-9]+(?:\.[0-9]+)?)$`)
 
+// llmperfSummaryUsed are the summary's scalar keys the reader uses.
+var llmperfSummaryUsed = keys("results_mean_output_throughput_token_per_s", "results_num_completed_requests", "results_number_errors",
+	"results_num_completed_requests_per_min", "num_concurrent_requests", "mean_input_tokens", "mean_output_tokens", "model")
+
 func parseLLMPerfSummary(p *parser) (*Run, error) {
 	var top map[string]json.RawMessage
 	if err := p.unmarshal(0, "", pyJSON(trimBOM(p.data)), &top); err != nil {
@@ -99,11 +103,17 @@ func parseLLMPerfSummary(p *parser) (*Run, error) {
 	if a.empty() {
 		return nil, p.errf(0, "", "no results_* metrics")
 	}
+	itl := false
 	for k := range top {
 		if strings.HasPrefix(k, "results_inter_token_latency_s") {
-			run.note("llmperf inter_token_latency_s (chunk gaps with TTFT over output tokens) is not TPOT: left out")
-			break
+			itl = true
 		}
+		if !llmperfSummaryUsed(k) && !reLLMPerfStat.MatchString(k) {
+			run.ignore("", k)
+		}
+	}
+	if itl {
+		run.note("llmperf inter_token_latency_s (chunk gaps with TTFT over output tokens) is not TPOT: left out")
 	}
 	return run, nil
 }

@@ -53,6 +53,7 @@ func parseLLMPerfResponses(p *parser) (*Run, error) {
 		if err := p.unmarshal(rec, "", raw, &r); err != nil {
 			return nil, err
 		}
+		run.ignoreJSON("", raw, tagsOf(r))
 		q := Request{TTFTS: math.NaN(), E2ES: math.NaN()}
 		var err error
 		if q.InputTokens, err = p.tokens(rec, "number_input_tokens", r.InputTokens); err != nil {

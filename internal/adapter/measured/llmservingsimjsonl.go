@@ -23,6 +23,7 @@ func parseLLMServingSimJSONL(p *parser) (*Run, error) {
 		if err := p.unmarshal(line, "", pyJSON(b), &q); err != nil {
 			return err
 		}
+		run.ignoreJSON("", b, tagsOf(q))
 		if q.Arrival == nil {
 			return p.errf(line, "arrival_time", "is missing")
 		}

@@ -9,6 +9,7 @@ import (
 	"io"
 	"math"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -389,4 +390,86 @@ func chunkTimes(ttft float64, gaps []float64) []float64 {
 // note adds a line to the run's notes.
 func (r *Run) note(format string, args ...any) {
 	r.Engine.Extra = append(r.Engine.Extra, fmt.Sprintf(format, args...))
+}
+
+// ignore records keys the reader did not use (see Run.Ignored), each with
+// prefix.
+func (r *Run) ignore(prefix string, keys ...string) {
+	for _, k := range keys {
+		r.Ignored = append(r.Ignored, prefix+k)
+	}
+}
+
+// ignoreJSON records the keys of the JSON object raw that used does not
+// accept (nil: none is used), each with prefix; raw that is not an object
+// records nothing.
+func (r *Run) ignoreJSON(prefix string, raw []byte, used func(k string) bool) {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(pyJSON(raw), &m) != nil {
+		return
+	}
+	for k := range m {
+		if used == nil || !used(k) {
+			r.Ignored = append(r.Ignored, prefix+k)
+		}
+	}
+}
+
+// keys is a used-key test of a fixed set of names.
+func keys(names ...string) func(string) bool {
+	set := make(map[string]bool, len(names))
+	for _, n := range names {
+		set[n] = true
+	}
+	return func(k string) bool { return set[k] }
+}
+
+// maxIgnored bounds the ignored keys a run lists (a file of many distinct
+// keys lists the first, sorted, and a count of the rest).
+const maxIgnored = 200
+
+// tidyIgnored sorts and de-duplicates the ignored keys.
+func (r *Run) tidyIgnored() {
+	slices.Sort(r.Ignored)
+	r.Ignored = slices.Compact(r.Ignored)
+	if n := len(r.Ignored); n > maxIgnored {
+		r.Ignored = append(r.Ignored[:maxIgnored], fmt.Sprintf("… and %d more", n-maxIgnored))
+	}
+}
+
+// tagsOf is a used-key test of the JSON names of a struct's fields (v is
+// the struct or a pointer to it): the keys a reader decodes.
+func tagsOf(v any) func(string) bool {
+	t := reflect.TypeOf(v)
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	set := map[string]bool{}
+	for i := range t.NumField() {
+		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
+		if name != "" && name != "-" {
+			set[name] = true
+		}
+	}
+	return func(k string) bool { return set[k] }
+}
+
+// ignoreField is ignoreJSON of the object under key of the JSON object raw.
+func (r *Run) ignoreField(prefix string, raw []byte, key string, used func(string) bool) {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(pyJSON(raw), &m) != nil {
+		return
+	}
+	if sub, ok := m[key]; ok {
+		r.ignoreJSON(prefix+key+".", sub, used)
+	}
+}
+
+// ignoreColumns records the CSV columns used does not accept.
+func (r *Run) ignoreColumns(t *csvTable, used func(string) bool) {
+	for c := range t.col {
+		if !used(c) {
+			r.ignore("column ", c)
+		}
+	}
 }

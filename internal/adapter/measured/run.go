@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strings"
 
 	"github.com/headroom-sim/headroom/sim/stats"
 )
@@ -29,6 +30,11 @@ type Request struct {
 	// Stage is the index of the benchmark (Run.Stages) the request belongs
 	// to, for files that hold several; 0 otherwise.
 	Stage int `json:"stage"`
+	// DelayS is how much later than its schedule the client sent the
+	// request (a client-side cap, or the client's own lag), when the tool
+	// records both; 0 otherwise. SendS − DelayS is when the workload meant
+	// it to arrive.
+	DelayS float64 `json:"delay_s,omitempty"`
 }
 
 // OK reports whether the request completed with timings.
@@ -48,17 +54,32 @@ func (r *Request) TPOTS() (float64, bool) {
 // Engine is what a run records of the engine's settings; zero values are
 // unknown (the simulator then uses vLLM's defaults).
 type Engine struct {
-	MaxNumSeqs           int      `json:"max_num_seqs,omitempty"`
-	MaxNumBatchedTokens  int      `json:"max_num_batched_tokens,omitempty"`
-	MaxModelLen          int      `json:"max_model_len,omitempty"`
-	BlockSize            int      `json:"block_size,omitempty"`
-	GPUMemoryUtilization float64  `json:"gpu_memory_utilization,omitempty"`
-	EnablePrefixCaching  *bool    `json:"enable_prefix_caching,omitempty"`
-	EnableChunkedPrefill *bool    `json:"enable_chunked_prefill,omitempty"`
-	AsyncScheduling      *bool    `json:"async_scheduling,omitempty"`
-	KVCacheDType         string   `json:"kv_cache_dtype,omitempty"`
-	DType                string   `json:"dtype,omitempty"`
-	Extra                []string `json:"notes,omitempty"`
+	MaxNumSeqs           int     `json:"max_num_seqs,omitempty"`
+	MaxNumBatchedTokens  int     `json:"max_num_batched_tokens,omitempty"`
+	MaxModelLen          int     `json:"max_model_len,omitempty"`
+	BlockSize            int     `json:"block_size,omitempty"`
+	GPUMemoryUtilization float64 `json:"gpu_memory_utilization,omitempty"`
+	EnablePrefixCaching  *bool   `json:"enable_prefix_caching,omitempty"`
+	EnableChunkedPrefill *bool   `json:"enable_chunked_prefill,omitempty"`
+	AsyncScheduling      *bool   `json:"async_scheduling,omitempty"`
+	KVCacheDType         string  `json:"kv_cache_dtype,omitempty"`
+	DType                string  `json:"dtype,omitempty"`
+	// Scheduler is "v0" for vLLM's V0 engine (VLLM_USE_V1=0), "v1" when
+	// the run says so, "" when it does not (the version decides).
+	Scheduler string `json:"scheduler,omitempty"`
+	// Speculative is the server's --speculative-config (nil: none recorded).
+	Speculative *Speculative `json:"speculative,omitempty"`
+	Extra       []string     `json:"notes,omitempty"`
+}
+
+// Speculative is vLLM's --speculative-config as a run records it: the
+// method (eagle, eagle3, mtp, ngram, draft_model …), the tokens proposed
+// per step and the draft model (an EAGLE head's repository, or a draft
+// model's id; "" for the model's own MTP layers or n-grams).
+type Speculative struct {
+	Method               string `json:"method"`
+	NumSpeculativeTokens int    `json:"num_speculative_tokens"`
+	DraftModel           string `json:"draft_model,omitempty"`
 }
 
 // Run is one measured benchmark run.
@@ -69,9 +90,12 @@ type Run struct {
 	// alias ("" when the run does not say).
 	Model string `json:"model"`
 	GPU   string `json:"gpu"`
-	// GPUNote says how the GPU was identified.
-	GPUNote string `json:"gpu_note,omitempty"`
-	TP      int    `json:"tp"`
+	// ModelNote and GPUNote say where the model and the GPU came from
+	// (a file and its field, or a flag); "" when from the result's own
+	// model field.
+	ModelNote string `json:"model_note,omitempty"`
+	GPUNote   string `json:"gpu_note,omitempty"`
+	TP        int    `json:"tp"`
 	// DP is the number of data-parallel engines (replicas).
 	DP int `json:"dp"`
 	// ExpertParallel: the MoE experts were sharded over TP × DP GPUs.
@@ -81,6 +105,10 @@ type Run struct {
 	// whole experts per GPU (0: unstated).
 	MoETP int `json:"moe_tp,omitempty"`
 	MoEEP int `json:"moe_ep,omitempty"`
+	// Disagg is the layout of a disaggregated run (prefill and decode
+	// engines apart), nil for one that is not; TP, DP, MoETP and MoEEP are
+	// then its decode engines'.
+	Disagg *Disagg `json:"disagg,omitempty"`
 	// Quantization is the precision the run served at when it names one
 	// (fp8, fp4 …); "" = the checkpoint's own.
 	Quantization string `json:"quantization,omitempty"`
@@ -100,6 +128,9 @@ type Run struct {
 	// (0: unknown).
 	PrefixGroups int `json:"prefix_groups,omitempty"`
 	PrefixTokens int `json:"prefix_tokens,omitempty"`
+	// PromptShape is the load config's shared-prefix prompts, as it states
+	// them (PrefixGroups and PrefixTokens are what the replay makes of it).
+	PromptShape *PromptShape `json:"prompt_shape,omitempty"`
 	// ServerSide says the times were taken at the server (no network).
 	ServerSide bool      `json:"server_side"`
 	Requests   []Request `json:"requests"`
@@ -109,6 +140,42 @@ type Run struct {
 	// Aggregate is the file's own summary of a single-benchmark run, the
 	// target for quantiles when per-request data is absent.
 	Aggregate *Aggregate `json:"aggregate,omitempty"`
+	// Ignored lists, sorted, the keys of the files (JSON paths, with
+	// "[]" for a list's elements; "column NAME" for CSV; "file NAME"
+	// for a folder's other files) that the reader did not use. A known
+	// metric that is present but cannot be used (its unit, its shape) is
+	// also said in a note.
+	Ignored []string `json:"ignored,omitempty"`
+}
+
+// Disagg is a disaggregated run's two pools of engines.
+type Disagg struct {
+	Prefill Pool `json:"prefill"`
+	Decode  Pool `json:"decode"`
+}
+
+// Pool is one pool of a disaggregated run: Workers engines, each of TP ×
+// DP GPUs with the experts split MoETP × MoEEP, BatchSize requests in
+// flight per attention-DP rank as the tool configured it.
+type Pool struct {
+	Workers   int `json:"workers"`
+	TP        int `json:"tp"`
+	DP        int `json:"dp"`
+	MoETP     int `json:"moe_tp"`
+	MoEEP     int `json:"moe_ep"`
+	BatchSize int `json:"batch_size"`
+}
+
+// PromptShape is a load generator's shared-prefix prompts
+// (inference-perf's data.shared_prefix): SystemPrompts system prompts of
+// SystemTokens tokens, each followed by UsersPerPrompt questions of
+// QuestionTokens tokens, asking for OutputTokens tokens.
+type PromptShape struct {
+	SystemPrompts  int `json:"system_prompts"`
+	UsersPerPrompt int `json:"users_per_prompt"`
+	SystemTokens   int `json:"system_tokens"`
+	QuestionTokens int `json:"question_tokens"`
+	OutputTokens   int `json:"output_tokens"`
 }
 
 // Summary is a run's measured distributions, in milliseconds, and its
@@ -206,12 +273,21 @@ type Overrides struct {
 	EnablePrefixCaching  *bool
 }
 
-// Apply writes the set overrides into r.
+// Apply writes the set overrides into r; the model and GPU notes then say
+// they came from --model and --gpu.
 func (o Overrides) Apply(r *Run) {
+	given := func(flag, v, recorded string) string {
+		if recorded == "" || strings.EqualFold(recorded, v) {
+			return "given with " + flag
+		}
+		return fmt.Sprintf("given with %s; the run records %q", flag, recorded)
+	}
 	if o.Model != "" {
+		r.ModelNote = given("--model", o.Model, r.Model)
 		r.Model = o.Model
 	}
 	if o.GPU != "" {
+		r.GPUNote = given("--gpu", o.GPU, r.GPU)
 		r.GPU = o.GPU
 	}
 	if o.TP > 0 {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -35,7 +36,7 @@ func serveKey(k string) string {
 }
 
 // serveParams reads the serve parameters of a result object (keys).
-func serveParams(p *parser, record int, keys map[string]json.RawMessage) (serve, error) {
+func serveParams(p *parser, record int, keys map[string]json.RawMessage, used map[string]bool) (serve, error) {
 	var s serve
 	var parts []string
 	names := slices.Sorted(maps.Keys(keys))
@@ -66,6 +67,7 @@ func serveParams(p *parser, record int, keys map[string]json.RawMessage) (serve,
 				return s, err
 			}
 			parts = append(parts, fmt.Sprintf("run %v", v.V))
+			used[k] = true
 			continue
 		case "max_num_seqs":
 			err = set(&s.engine.MaxNumSeqs)
@@ -89,8 +91,8 @@ func serveParams(p *parser, record int, keys map[string]json.RawMessage) (serve,
 			}
 			s.engine.GPUMemoryUtilization = v.V
 		case "enable_prefix_caching", "enable_chunked_prefill", "async_scheduling":
-			var b bool
-			if err := p.unmarshal(record, k, raw, &b); err != nil {
+			b, err := jsonBool(p, record, k, raw)
+			if err != nil {
 				return s, err
 			}
 			b = b != neg
@@ -118,6 +120,7 @@ func serveParams(p *parser, record int, keys map[string]json.RawMessage) (serve,
 		if err != nil {
 			return s, err
 		}
+		used[k] = true
 		parts = append(parts, fmt.Sprintf("%s=%s", key, strings.TrimSpace(string(raw))))
 	}
 	s.label = strings.Join(parts, " ")
@@ -189,6 +192,12 @@ func (e *Engine) merge(o *Engine) {
 	if o.DType != "" {
 		e.DType = o.DType
 	}
+	if o.Scheduler != "" {
+		e.Scheduler = o.Scheduler
+	}
+	if o.Speculative != nil {
+		e.Speculative = o.Speculative
+	}
 	e.Extra = append(e.Extra, o.Extra...)
 }
 
@@ -198,5 +207,24 @@ func (e *Engine) equal(o *Engine) bool {
 	return e.MaxNumSeqs == o.MaxNumSeqs && e.MaxNumBatchedTokens == o.MaxNumBatchedTokens && e.MaxModelLen == o.MaxModelLen &&
 		e.BlockSize == o.BlockSize && e.GPUMemoryUtilization == o.GPUMemoryUtilization && bp(e.EnablePrefixCaching, o.EnablePrefixCaching) &&
 		bp(e.EnableChunkedPrefill, o.EnableChunkedPrefill) && bp(e.AsyncScheduling, o.AsyncScheduling) &&
-		e.KVCacheDType == o.KVCacheDType && e.DType == o.DType && slices.Equal(e.Extra, o.Extra)
+		e.KVCacheDType == o.KVCacheDType && e.DType == o.DType && e.Scheduler == o.Scheduler &&
+		(e.Speculative == nil) == (o.Speculative == nil) && (e.Speculative == nil || *e.Speculative == *o.Speculative) && slices.Equal(e.Extra, o.Extra)
+}
+
+// jsonBool is a JSON boolean, or a string that spells one ("true",
+// "False": `--metadata` writes every value as a string).
+func jsonBool(p *parser, record int, k string, raw json.RawMessage) (bool, error) {
+	var str string
+	if json.Unmarshal(raw, &str) == nil {
+		b, err := strconv.ParseBool(strings.TrimSpace(str))
+		if err != nil {
+			return false, p.errf(record, k, "%q is not true or false", str)
+		}
+		return b, nil
+	}
+	var b bool
+	if err := p.unmarshal(record, k, raw, &b); err != nil {
+		return false, err
+	}
+	return b, nil
 }

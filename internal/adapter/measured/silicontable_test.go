@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -21,10 +22,11 @@ const siliconTable = siliconHead +
 	"m_b200_dpep,,vllm,0.19.0,MiniMaxAI/MiniMax-M2.5,b200_sxm,fp8,agg,1024,1024,fp8,fp8,64,4,1,4,1,16,300,20\n"
 
 func TestReadSilicon(t *testing.T) {
-	runs, err := ReadSilicon(strings.NewReader(siliconTable), "agg.csv")
+	tab, err := ReadSilicon(strings.NewReader(siliconTable), "agg.csv")
 	if err != nil {
 		t.Fatal(err)
 	}
+	runs := tab.Runs
 	if len(runs) != 3 {
 		t.Fatalf("%d runs", len(runs))
 	}
@@ -59,16 +61,32 @@ func TestReadSiliconErrors(t *testing.T) {
 		{"no rows", siliconHead, "", "no rows"},
 		{"bad number", row("x,,vllm,0.19.0,m,h100_sxm,fp8,agg,abc,128,fp8,fp8,8,1,1,1,1,1,10,2"), "isl", `"abc" is not a number`},
 		{"fraction", row("x,,vllm,0.19.0,m,h100_sxm,fp8,agg,1024,128,fp8,fp8,8.5,1,1,1,1,1,10,2"), "batch_size", "not a whole number"},
-		{"zero tp", row("x,,vllm,0.19.0,m,h100_sxm,fp8,agg,1024,128,fp8,fp8,8,0,1,1,1,1,10,2"), "tp_size", "not a number in [1, 4096]"},
+		{"zero tp", row("x,,vllm,0.19.0,m,h100_sxm,fp8,agg,1024,128,fp8,fp8,8,0,1,1,1,1,10,2"), "tp_size", "0: the row's mode needs it"},
+		{"pipeline", row("x,,vllm,0.19.0,m,h100_sxm,fp8,agg,1024,128,fp8,fp8,8,1,2,1,1,1,10,2"), "pp_size", "2 pipeline stages: the simulator serves no pipeline parallelism"},
+		{"mode", row("x,,vllm,0.19.0,m,h100_sxm,fp8,spec,1024,128,fp8,fp8,8,1,1,1,1,1,10,2"), "mode", `"spec" is not agg or disagg`},
+		{"backend", row("x,,trtllm,1.0,m,h100_sxm,fp8,agg,1024,128,fp8,fp8,8,1,1,1,1,1,10,2"), "backend", `"trtllm": the simulator models vLLM`},
 		{"split", row("x,,vllm,0.19.0,m,h100_sxm,fp8,agg,1024,128,fp8,fp8,8,4,1,1,1,2,10,2"), "moe_tp_size", "is not tp 4 × attention_dp 1 GPUs"},
 		{"too many users", row("x,,vllm,0.19.0,m,h100_sxm,fp8,agg,1024,128,fp8,fp8,1048576,1,1,2,1,2,10,2"), "batch_size", "more than 1048576"},
 		{"negative ttft", row("x,,vllm,0.19.0,m,h100_sxm,fp8,agg,1024,128,fp8,fp8,8,1,1,1,1,1,-1,2"), "silicon_ttft_ms", "not a number"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
+			// Alone, the row refuses the file (no usable row), naming it.
 			_, err := ReadSilicon(strings.NewReader(c.in), "agg.csv")
 			var ie *ImportError
-			if !errors.As(err, &ie) || ie.Field != c.field || !strings.Contains(ie.Reason, c.reason) {
-				t.Fatalf("err %v, want field %q: %q", err, c.field, c.reason)
+			want := c.reason
+			if c.field != "" && c.reason != "missing column" {
+				want = "row 2 (x) skipped: field " + c.field + ": " + c.reason
+			}
+			if !errors.As(err, &ie) || !strings.Contains(err.Error(), want) && !(strings.Contains(err.Error(), "row 2 (x) skipped: field "+c.field+": ") && strings.Contains(err.Error(), c.reason)) {
+				t.Fatalf("err %v, want %q", err, want)
+			}
+			if c.reason == "missing column" || c.reason == "no rows" {
+				return
+			}
+			// Beside a good row, it is skipped with that note.
+			tab, err := ReadSilicon(strings.NewReader(siliconTable+strings.TrimPrefix(c.in, siliconHead)), "agg.csv")
+			if err != nil || len(tab.Runs) != 3 || len(tab.Skipped) != 1 || !strings.Contains(tab.Skipped[0], "row 5 (x) skipped: field "+c.field) {
+				t.Fatalf("%+v, %v", tab, err)
 			}
 		})
 	}
@@ -110,15 +128,19 @@ func FuzzReadSilicon(f *testing.F) {
 	f.Add(siliconTable)
 	f.Add(siliconHead + "x,,vllm,,m,h100_sxm,fp8,agg,1,1,,,1,1,1,,,,0,0\n")
 	f.Add(siliconHead + "\"unterminated\n")
+	f.Add(siliconDisaggHead + siliconDisaggRow)
 	f.Fuzz(func(t *testing.T, in string) {
-		runs, err := ReadSilicon(strings.NewReader(in), "fuzz.csv")
+		tab, err := ReadSilicon(strings.NewReader(in), "fuzz.csv")
 		if err != nil {
-			if runs != nil {
+			if tab != nil {
 				t.Fatal("runs with an error")
 			}
 			return
 		}
-		for _, r := range runs {
+		if len(tab.Runs) == 0 {
+			t.Fatal("a table without a run")
+		}
+		for _, r := range tab.Runs {
 			a := r.Aggregate
 			if r.TP < 1 || r.DP < 1 || r.MoETP < 1 || r.MoEEP < 1 || a == nil || a.Concurrency < 1 || a.Completed != SiliconRequestsPerUser*a.Concurrency ||
 				!(a.TTFTMS["mean"] >= 0) || !(a.TPOTMS["mean"] >= 0) || r.Engine.MaxModelLen < 2 || r.Name == "" {
@@ -140,10 +162,11 @@ func TestSiliconConcurrencyAsMeasured(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	runs, err := ReadSilicon(f, "silicon_vllm_agg.csv")
+	tab, err := ReadSilicon(f, "silicon_vllm_agg.csv")
 	if err != nil {
 		t.Fatal(err)
 	}
+	runs := tab.Runs
 	stated := regexp.MustCompile(`silicon_concurrency=(\d+)`)
 	checked, dp := 0, 0
 	for _, r := range runs {
@@ -161,5 +184,48 @@ func TestSiliconConcurrencyAsMeasured(t *testing.T) {
 	}
 	if checked < 800 || dp < 60 {
 		t.Errorf("checked %d rows (%d with attention DP): want every row of the table", checked, dp)
+	}
+}
+
+// The table's full header, as AIConfigurator ships it, with the prefill and
+// decode columns of disaggregated rows.
+const siliconDisaggHead = "id,silicon_data_source,backend,backend_version,model_path,system,precision,mode,isl,osl,gemm_quant_mode,moe_quant_mode,batch_size,tp_size,pp_size,attention_dp_size,moe_tp_size,moe_ep_size," +
+	"prefill_batch_size,prefill_num_workers,prefill_tp_size,prefill_pp_size,prefill_attention_dp_size,prefill_moe_tp_size,prefill_moe_ep_size," +
+	"decode_batch_size,decode_num_workers,decode_tp_size,decode_pp_size,decode_attention_dp_size,decode_moe_tp_size,decode_moe_ep_size,silicon_ttft_ms,silicon_tpot_ms\n"
+
+// siliconDisaggRow is a disaggregated row: 2 prefill workers at TP 1 and one
+// decode worker at TP 2, the aggregated columns left empty or 0.
+const siliconDisaggRow = "llama_disagg_c64,db-dump; silicon_concurrency=64,vllm,0.19.0,nvidia/Llama-3.1-8B-Instruct-FP8,h200_sxm,fp8,disagg,4000,500,fp8,,,,,,0,0," +
+	"1,2,1,1,1,0,0,64,1,2,1,1,0,0,180.5,9.75\n"
+
+// TestReadSiliconModes reads the table as the tool ships it: a dense
+// model's placeholders (0, empty) and disaggregated rows.
+func TestReadSiliconModes(t *testing.T) {
+	agg := "llama_agg_c8,db-dump,vllm,0.19.0,nvidia/Llama-3.1-8B-Instruct-FP8,h200_sxm,fp8,agg,1000,100,fp8,,8,1,1,0,0,0,,,,,,,,,,,,,,,72.5,11.25\n"
+	tab, err := ReadSilicon(strings.NewReader(siliconDisaggHead+agg+siliconDisaggRow), "silicon_sample.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tab.Runs) != 2 || len(tab.Skipped) != 0 || len(tab.Ignored) != 2 {
+		t.Fatalf("%d runs, skipped %q, ignored %q", len(tab.Runs), tab.Skipped, tab.Ignored)
+	}
+	a := tab.Runs[0]
+	if a.TP != 1 || a.DP != 1 || a.MoETP != 1 || a.MoEEP != 1 || a.Disagg != nil || a.Aggregate.Concurrency != 8 {
+		t.Errorf("agg row with placeholders: %+v", a)
+	}
+	d := tab.Runs[1]
+	want := Disagg{Prefill: Pool{Workers: 2, TP: 1, DP: 1, MoETP: 1, MoEEP: 1, BatchSize: 1}, Decode: Pool{Workers: 1, TP: 2, DP: 1, MoETP: 1, MoEEP: 1, BatchSize: 64}}
+	if d.Disagg == nil || *d.Disagg != want || d.TP != 2 || d.Aggregate.Concurrency != 64 || d.Warmup != 128 || d.Aggregate.TTFTMS["mean"] != 180.5 {
+		t.Errorf("disagg row: %+v %+v", d.Disagg, d)
+	}
+	if !slices.Contains(d.Ignored, "column gemm_quant_mode") {
+		t.Errorf("ignored %q", d.Ignored)
+	}
+	// Without silicon_concurrency: decode batch × attention DP × workers, said.
+	row := strings.Replace(siliconDisaggRow, "db-dump; silicon_concurrency=64", "db-dump", 1)
+	row = strings.Replace(row, ",64,1,2,", ",32,3,2,", 1)
+	tab, err = ReadSilicon(strings.NewReader(siliconDisaggHead+row), "x.csv")
+	if err != nil || tab.Runs[0].Aggregate.Concurrency != 96 || !hasNote(tab.Runs[0], "decode_batch_size 32 × decode_attention_dp_size 1 × decode_num_workers 3") {
+		t.Errorf("%+v, %v", tab, err)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -26,6 +27,13 @@ import (
 // writes one, is used). Without them send times are reconstructed (see
 // reconstructSends) and a note says so: replay arrivals from the run's
 // rate, not from these.
+//
+// Forks of the script (InferenceX's benchmark_serving_random.py) write the
+// statistics in seconds under keys without _ms (median_ttft, p99_e2el):
+// they are read as seconds, checked against the per-request ttfts when the
+// file has them (see settlePlain). The --metadata pairs are read by
+// benchMetadata. Every top-level key the reader does not use is listed in
+// Run.Ignored.
 //
 // Records in errors: a request, numbered across the file, for a bad list
 // entry; a result object (the line of an appended file; 0 when the file
@@ -61,6 +69,12 @@ type benchResult struct {
 	StartTimes []json.RawMessage `json:"start_times"`
 }
 
+// benchRead are the result keys benchResult decodes that the reader uses.
+var benchRead = keys("date", "backend", "endpoint_type", "label", "model_id", "model", "tokenizer_id", "dataset_name",
+	"request_rate", "burstiness", "max_concurrency", "duration", "completed", "failed", "total_input_tokens",
+	"total_output_tokens", "request_throughput", "output_throughput", "input_lens", "output_lens", "ttfts", "itls",
+	"errors", "start_times")
+
 // benchDialect is what differs between vLLM's and SGLang's result files.
 type benchDialect struct {
 	// metrics maps the tool's metric names in <stat>_<metric>_ms keys to
@@ -68,7 +82,10 @@ type benchDialect struct {
 	metrics map[string]func(*Aggregate) *map[string]float64
 }
 
-var reBenchStat = regexp.MustCompile(`^(mean|median|std|min|max|p[0-9]+(?:\.[0-9]+)?)_([a-z0-9_]+?)_ms$`)
+// reBenchStat matches a statistic key: <stat>_<metric>_ms, or, as forks
+// of benchmark_serving.py write them (InferenceX's
+// benchmark_serving_random.py), <stat>_<metric> in seconds.
+var reBenchStat = regexp.MustCompile(`^(mean|median|std|min|max|p[0-9]+(?:\.[0-9]+)?)_([a-z0-9_]+?)(_ms)?$`)
 
 var vllmDialect = benchDialect{metrics: map[string]func(*Aggregate) *map[string]float64{
 	"ttft": func(a *Aggregate) *map[string]float64 { return &a.TTFTMS },
@@ -79,7 +96,7 @@ var vllmDialect = benchDialect{metrics: map[string]func(*Aggregate) *map[string]
 
 func sniffVLLM(s *shape) bool {
 	return (s.objects() || s.kind == kindJSONArray) && !sniffSGLangKeys(s) &&
-		(s.anyTop("mean_ttft_ms", "ttfts", "mean_e2el_ms") || s.top("model_id", "request_throughput"))
+		(s.anyTop("mean_ttft_ms", "ttfts", "mean_e2el_ms", "mean_ttft", "median_ttft", "mean_e2el") || s.top("model_id", "request_throughput"))
 }
 
 func parseVLLMBench(p *parser) (*Run, error) { return parseBenchResults(p, vllmDialect) }
@@ -123,17 +140,26 @@ func parseBenchResults(p *parser, d benchDialect) (*Run, error) {
 		if err := p.unmarshal(objRec, "", raw, &keys); err != nil {
 			return nil, err
 		}
-		agg, err := benchAggregate(p, objRec, &res, keys, d)
+		used := map[string]bool{}
+		agg, plain, err := benchAggregate(p, objRec, &res, keys, d, used)
 		if err != nil {
 			return nil, err
 		}
+		reqs, hadStarts, err := benchRequests(p, &res, i, objRec, &reqNo)
+		if err != nil {
+			return nil, err
+		}
+		settlePlain(run, i, agg, plain, reqs)
 		if res.Completed.Set && agg.Completed == 0 && (len(agg.TTFTMS) > 0 || len(agg.E2EMS) > 0) {
 			// vLLM writes 0.0 for every statistic when no request completed.
 			agg.TTFTMS, agg.TPOTMS, agg.ITLMS, agg.E2EMS = nil, nil, nil, nil
 			run.note("benchmark %d: no request completed; its zero latency statistics are not measurements and are left out", i)
 		}
-		serve, err := serveParams(p, objRec, keys)
+		serve, err := serveParams(p, objRec, keys, used)
 		if err != nil {
+			return nil, err
+		}
+		if err := benchMetadata(p, objRec, keys, used, run, i); err != nil {
 			return nil, err
 		}
 		stage := StageInfo{Index: i, Strategy: benchStrategy(&res), RateRPS: agg.RateRPS, Concurrency: agg.Concurrency, Label: serve.label}
@@ -160,9 +186,10 @@ func parseBenchResults(p *parser, d benchDialect) (*Run, error) {
 				}
 			}
 		}
-		reqs, hadStarts, err := benchRequests(p, &res, i, objRec, &reqNo)
-		if err != nil {
-			return nil, err
+		for k := range keys {
+			if !used[k] && !benchRead(k) {
+				run.ignore("", k)
+			}
 		}
 		if len(reqs) > 0 && !hadStarts {
 			reconstructSends(reqs, &res, offset)
@@ -188,9 +215,11 @@ func parseBenchResults(p *parser, d benchDialect) (*Run, error) {
 	return run, nil
 }
 
-// benchAggregate reads a result object's statistics.
-func benchAggregate(p *parser, record int, res *benchResult, keys map[string]json.RawMessage, d benchDialect) (*Aggregate, error) {
-	a := &Aggregate{
+// benchAggregate reads a result object's statistics; used collects the
+// keys it read. Statistics under keys without _ms go to plain, as the file
+// wrote them (see settlePlain).
+func benchAggregate(p *parser, record int, res *benchResult, keys map[string]json.RawMessage, d benchDialect, used map[string]bool) (a, plain *Aggregate, err error) {
+	a = &Aggregate{
 		RequestsPerS:     positive(res.ReqThroughput.finite()),
 		OutputTokensPerS: positive(res.OutThroughput.finite()),
 		Completed:        count(res.Completed.finite()),
@@ -198,6 +227,7 @@ func benchAggregate(p *parser, record int, res *benchResult, keys map[string]jso
 		RateRPS:          positive(res.RequestRate.finite()),
 		Concurrency:      count(res.MaxConcurrency.finite()),
 	}
+	plain = &Aggregate{}
 	if c := res.Completed.finite(); c > 0 {
 		a.MeanInputTokens = positive(res.TotalInput.finite() / c)
 		a.MeanOutputTokens = positive(res.TotalOutput.finite() / c)
@@ -214,7 +244,12 @@ func benchAggregate(p *parser, record int, res *benchResult, keys map[string]jso
 			}
 			var v num
 			if err := p.unmarshal(record, k, raw, &v); err != nil {
-				return nil, err
+				return nil, nil, err
+			}
+			used[k] = true
+			if m[3] == "" {
+				setStat(field(plain), stat, v.finite(), 1)
+				continue
 			}
 			setStat(field(a), stat, v.finite(), 1)
 			continue
@@ -228,8 +263,9 @@ func benchAggregate(p *parser, record int, res *benchResult, keys map[string]jso
 			}
 			var pairs [][2]num
 			if err := p.unmarshal(record, k, raw, &pairs); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
+			used[k] = true
 			for _, pv := range pairs {
 				if pct := pv[0].finite(); pct >= 0 && pct <= 100 {
 					setStat(field(a), percentKey(pct), pv[1].finite(), 1)
@@ -237,7 +273,53 @@ func benchAggregate(p *parser, record int, res *benchResult, keys map[string]jso
 			}
 		}
 	}
-	return a, nil
+	return a, plain, nil
+}
+
+// settlePlain moves the statistics a fork wrote under keys without _ms
+// into a, in milliseconds, and says so. They are seconds (the unit of the
+// script's per-request lists, which the forks keep), unless the
+// benchmark's own per-request TTFTs (seconds) show that the mean TTFT is
+// in milliseconds. A statistic also under its _ms key keeps that one.
+func settlePlain(run *Run, stage int, a, plain *Aggregate, reqs []Request) {
+	if plain.empty() {
+		return
+	}
+	scale, why := 1e3, "read as seconds (the unit of the per-request lists)"
+	var sum float64
+	var n int
+	for i := range reqs {
+		if q := &reqs[i]; q.Error == "" && !math.IsNaN(q.TTFTS) {
+			sum += q.TTFTS
+			n++
+		}
+	}
+	if m, ok := plain.TTFTMS["mean"]; ok && n > 0 && m > 0 {
+		switch mean := sum / float64(n); {
+		case math.Abs(m-mean) <= 0.05*mean:
+			why = "seconds, as the mean of the per-request ttfts shows"
+		case math.Abs(m/1e3-mean) <= 0.05*mean:
+			scale, why = 1, "milliseconds, as the mean of the per-request ttfts (seconds) shows"
+		}
+	}
+	var dup []string
+	for _, d := range []struct {
+		name     string
+		src, dst *map[string]float64
+	}{{"ttft", &plain.TTFTMS, &a.TTFTMS}, {"tpot", &plain.TPOTMS, &a.TPOTMS}, {"itl", &plain.ITLMS, &a.ITLMS}, {"e2el", &plain.E2EMS, &a.E2EMS}} {
+		for k, v := range *d.src {
+			if _, ok := (*d.dst)[k]; ok {
+				dup = append(dup, k+"_"+d.name)
+				continue
+			}
+			setStat(d.dst, k, v, scale)
+		}
+	}
+	run.note("benchmark %d: latency statistics under keys without _ms (median_ttft, p99_e2el …): %s, converted to ms", stage, why)
+	if len(dup) > 0 {
+		slices.Sort(dup)
+		run.note("benchmark %d: %s also under _ms keys: those are used", stage, strings.Join(dup, ", "))
+	}
 }
 
 // benchStrategy names the load of a vLLM or SGLang run.

@@ -27,11 +27,11 @@ func siliconRuns(t *testing.T) []*measured.Run {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	runs, err := measured.ReadSilicon(f, "silicon_vllm_agg.csv")
+	tab, err := measured.ReadSilicon(f, "silicon_vllm_agg.csv")
 	if err != nil {
 		t.Fatal(err)
 	}
-	return runs
+	return tab.Runs
 }
 
 func kernelOptions(cat *catalogs.Catalog) replay.Options {

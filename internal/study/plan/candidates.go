@@ -2,6 +2,7 @@ package plan
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"sync/atomic"
 
@@ -322,6 +323,8 @@ func (q *searcher) addMissed(out *shapeResult, ss *shapeSearch, c Candidate, n i
 	c.LostOn = LostSLA
 	if v.stopped {
 		c.WhyNot = "misses the SLA at the target: " + v.describeStop(q.base.SLA)
+	} else if why := checkReason(c.Checks, v.limiting); why != "" {
+		c.WhyNot = fmt.Sprintf("misses %s: %s", v.limiting, why)
 	} else if val, lim, ok := checkValue(c.Checks, v.limiting); ok {
 		c.WhyNot = missText(v.limiting, val, lim)
 	}

@@ -63,18 +63,13 @@ func (r *Runner) Compare(ctx context.Context, spec CompareSpec, progress func(fl
 	if res.NameB == "" {
 		res.NameB = "B"
 	}
-	a, b := spec.A, spec.B
+	a, b := spec.sides()
 	if !spec.KeepWorkloads {
-		if !reflect.DeepEqual(a.Workload, b.Workload) {
+		if !reflect.DeepEqual(spec.A.Workload, spec.B.Workload) {
 			res.Notes = append(res.Notes, fmt.Sprintf("%s runs %s's workload (same requests, lengths and seed)", res.NameB, res.NameA))
 		}
-		b.Workload = a.Workload
-		if b.SLA == nil && a.SLA != nil {
-			b.SLA = a.SLA
-		}
-		if !reflect.DeepEqual(a.SLA, b.SLA) {
+		if spec.B.SLA != nil && !reflect.DeepEqual(spec.A.SLA, spec.B.SLA) {
 			res.Notes = append(res.Notes, fmt.Sprintf("%s is judged by %s's SLA", res.NameB, res.NameA))
-			b.SLA = a.SLA
 		}
 	}
 	diffs, err := diffScenarios(a, b)
@@ -112,6 +107,16 @@ func (r *Runner) Compare(ctx context.Context, spec CompareSpec, progress func(fl
 		res.Metrics = append(res.Metrics, d)
 	}
 	return res, nil
+}
+
+// sides are A and B as Compare runs them: B on A's workload and by A's
+// SLA, unless KeepWorkloads.
+func (spec *CompareSpec) sides() (a, b scenario.Scenario) {
+	a, b = spec.A, spec.B
+	if !spec.KeepWorkloads {
+		b.Workload, b.SLA = a.Workload, a.SLA
+	}
+	return a, b
 }
 
 // diffScenarios lists the fields two scenarios set differently.

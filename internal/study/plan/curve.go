@@ -49,49 +49,11 @@ type CurveResult struct {
 
 // Curve runs the staircase.
 func (r *Runner) Curve(ctx context.Context, spec CurveSpec, progress func(float64)) (*CurveResult, error) {
-	if (len(spec.RatesRPS) == 0) == (len(spec.Concurrencies) == 0) {
-		return nil, &hardware.FieldError{Field: "rates_rps", Reason: "give rates_rps or concurrencies (one of them)"}
+	s, dim, loads, err := spec.staircase()
+	if err != nil {
+		return nil, err
 	}
-	dur := spec.StepDurationS
-	if dur <= 0 {
-		dur = 60
-	}
-	s := spec.Scenario
-	s.Workload.Trace = nil
-	s.Workload.Requests = 0
-	res := &CurveResult{Knee: -1}
-	var stages []workload.StageSpec
-	var loads []float64
-	if len(spec.RatesRPS) > 0 {
-		res.Dimension = DimRate
-		for i, v := range spec.RatesRPS {
-			if !(v > 0) {
-				return nil, &hardware.FieldError{Field: fmt.Sprintf("rates_rps[%d]", i), Reason: "must be > 0"}
-			}
-			stages = append(stages, workload.StageSpec{DurationS: dur, RateRPS: v})
-			loads = append(loads, v)
-		}
-		if s.Workload.Arrival.Type == workload.ArrivalClosedLoop {
-			s.Workload.Arrival = workload.ArrivalSpec{}
-		}
-	} else {
-		res.Dimension = DimConcurrency
-		for i, v := range spec.Concurrencies {
-			if v < 1 {
-				return nil, &hardware.FieldError{Field: fmt.Sprintf("concurrencies[%d]", i), Reason: "must be >= 1"}
-			}
-			stages = append(stages, workload.StageSpec{DurationS: dur, Concurrency: v})
-			loads = append(loads, float64(v))
-		}
-		s.Workload.Arrival = workload.ArrivalSpec{ThinkTimeMS: s.Workload.Arrival.ThinkTimeMS}
-	}
-	// Only the arrival shape (poisson, gamma cv) and think time carry over.
-	a := &s.Workload.Arrival
-	a.RateRPS, a.Concurrency = 0, 0
-	if a.Type == workload.ArrivalClosedLoop {
-		a.Type = ""
-	}
-	s.Workload.Stages = stages
+	res := &CurveResult{Knee: -1, Dimension: dim}
 	if progress != nil {
 		progress(0)
 	}
@@ -113,6 +75,53 @@ func (r *Runner) Curve(ctx context.Context, spec CurveSpec, progress func(float6
 	}
 	res.markKnee()
 	return res, nil
+}
+
+// staircase is the one simulation the curve runs: the scenario with its
+// load replaced by the steps, the dimension and the load of each step.
+func (spec *CurveSpec) staircase() (s scenario.Scenario, dim string, loads []float64, err error) {
+	if (len(spec.RatesRPS) == 0) == (len(spec.Concurrencies) == 0) {
+		return s, "", nil, &hardware.FieldError{Field: "rates_rps", Reason: "give rates_rps or concurrencies (one of them)"}
+	}
+	dur := spec.StepDurationS
+	if dur <= 0 {
+		dur = 60
+	}
+	s = spec.Scenario
+	s.Workload.Trace = nil
+	s.Workload.Requests = 0
+	var stages []workload.StageSpec
+	if len(spec.RatesRPS) > 0 {
+		dim = DimRate
+		for i, v := range spec.RatesRPS {
+			if !(v > 0) {
+				return s, "", nil, &hardware.FieldError{Field: fmt.Sprintf("rates_rps[%d]", i), Reason: "must be > 0"}
+			}
+			stages = append(stages, workload.StageSpec{DurationS: dur, RateRPS: v})
+			loads = append(loads, v)
+		}
+		if s.Workload.Arrival.Type == workload.ArrivalClosedLoop {
+			s.Workload.Arrival = workload.ArrivalSpec{}
+		}
+	} else {
+		dim = DimConcurrency
+		for i, v := range spec.Concurrencies {
+			if v < 1 {
+				return s, "", nil, &hardware.FieldError{Field: fmt.Sprintf("concurrencies[%d]", i), Reason: "must be >= 1"}
+			}
+			stages = append(stages, workload.StageSpec{DurationS: dur, Concurrency: v})
+			loads = append(loads, float64(v))
+		}
+		s.Workload.Arrival = workload.ArrivalSpec{ThinkTimeMS: s.Workload.Arrival.ThinkTimeMS}
+	}
+	// Only the arrival shape (poisson, gamma cv) and think time carry over.
+	a := &s.Workload.Arrival
+	a.RateRPS, a.Concurrency = 0, 0
+	if a.Type == workload.ArrivalClosedLoop {
+		a.Type = ""
+	}
+	s.Workload.Stages = stages
+	return s, dim, loads, nil
 }
 
 func (c *CurveResult) markKnee() {

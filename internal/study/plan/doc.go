@@ -20,5 +20,12 @@
 // binding bound, Pareto front, why the others lost), day.go (a rate
 // profile through the recommendation), profile.go (profiles from files
 // and traces), disagg.go (disaggregated prefill/decode candidates in the
-// same ranking); then curve.go, compare.go.
+// same ranking); then curve.go, compare.go; check.go is each question's
+// check up to its first simulation (Check, CheckSweep, CheckCurve,
+// CheckMaxLoad, CheckCompare), which a server asks before it queues one.
+//
+// An SLA verdict is the report's (sim.SLAResult): a run with no completed
+// request meets no bound, and requests that never completed count as
+// missing every bound, so a candidate or a load whose requests are all
+// rejected is infeasible, and the plan's and the search's texts say why.
 package plan

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/headroom-sim/headroom/internal/study/scenario"
 	"github.com/headroom-sim/headroom/internal/study/workers"
@@ -174,7 +175,7 @@ func (spec *PlanSpec) defaults(r *Runner) error {
 		return &scenario.FieldError{Field: "window_s", Reason: fmt.Sprintf("must be in [1, 86400] s, got %g", spec.WindowS)}
 	}
 	if spec.Scenario.Engine.Speculative.On() && spec.disaggregated() {
-		return &scenario.FieldError{Field: "engine.speculative", Reason: scenario.SpeculativeDisaggReason}
+		return &ScenarioError{&scenario.FieldError{Field: "engine.speculative", Reason: scenario.SpeculativeDisaggReason}}
 	}
 	if len(spec.GPUs) == 0 && len(spec.Configs) == 0 {
 		for _, g := range r.Env.Catalog.GPUs() {
@@ -195,58 +196,18 @@ func (spec *PlanSpec) defaults(r *Runner) error {
 // (spec.Disaggregation) gets the fewest replicas per pool the same way
 // (disagg.go). The cheapest that qualifies is the recommendation. With a
 // rate profile the target is its peak, and the profile is then played
-// through an aggregated recommendation (see DayPlan).
+// through an aggregated recommendation (see DayPlan). With no candidate
+// left it returns the result (what was pruned) and a *NoCandidatesError.
 func (r *Runner) Plan(ctx context.Context, spec PlanSpec, progress func(float64)) (*PlanResult, error) {
-	if err := spec.defaults(r); err != nil {
-		return nil, err
-	}
-	base, profile, notes, err := r.planWorkload(&spec)
+	ps, err := r.prepare(&spec)
 	if err != nil {
+		if ps != nil {
+			return ps.res, err
+		}
 		return nil, err
 	}
-	dim, target, err := loadOf(&base)
-	if err != nil {
-		return nil, err
-	}
-	res := &PlanResult{Dimension: dim, TargetLoad: target, RequiredHeadroom: spec.Headroom,
-		Candidates: []Candidate{}, Missed: []Candidate{}, Pruned: []Pruned{}, RunnersUp: []RunnerUp{}, Notes: notes}
-
-	var shapes []Config // Replicas 0: search them
-	if len(spec.Configs) > 0 {
-		for _, c := range spec.Configs {
-			if c.Disaggregation == nil {
-				shapes = append(shapes, Config{GPU: c.GPU, TP: max(c.TP, 1), Replicas: max(c.Replicas, 1)})
-			}
-		}
-	} else {
-		for _, g := range spec.GPUs {
-			for _, tp := range spec.TPs {
-				shapes = append(shapes, Config{GPU: g, TP: tp})
-			}
-		}
-	}
-	// Prune what cannot start before simulating anything.
-	var live []Config
-	for _, c := range shapes {
-		s := Config{GPU: c.GPU, TP: c.TP, Replicas: 1}.Scenario(base)
-		if _, err := s.CheckFits(r.env()); err != nil {
-			if cannotStart(err) {
-				res.Pruned = append(res.Pruned, Pruned{GPU: c.GPU, TP: c.TP, Reason: err.Error()})
-				continue
-			}
-			return nil, err
-		}
-		live = append(live, c)
-	}
-	disagg, dpruned, err := r.disaggPairs(&spec, base)
-	if err != nil {
-		return nil, err
-	}
-	res.Pruned = append(res.Pruned, dpruned...)
-	if len(live)+len(disagg) == 0 {
-		return res, ErrNoCandidates
-	}
-
+	base, profile, dim, target, res := ps.base, ps.profile, ps.dim, ps.target, ps.res
+	live, disagg := ps.live, ps.disagg
 	steps := len(live) + len(disagg)
 	if profile != nil {
 		steps += len(live)/2 + 1 // the day: capacity searches and two long runs
@@ -289,6 +250,88 @@ func (r *Runner) Plan(ctx context.Context, spec PlanSpec, progress func(float64)
 	res.Simulations = q.simulations()
 	return res, nil
 }
+
+// planSetup is a plan up to its first simulation: the workloads, the
+// load, the candidates that can start and what was pruned.
+type planSetup struct {
+	base         scenario.Scenario
+	profile      *scenario.Scenario
+	dim          string
+	target       float64
+	res          *PlanResult
+	live, disagg []Config // aggregated shapes (replicas 0: searched), disaggregated pairs
+}
+
+// prepare does what Plan does before it simulates, for Plan and Check.
+// Errors of the scenario's making are *ScenarioError.
+func (r *Runner) prepare(spec *PlanSpec) (*planSetup, error) {
+	if err := spec.defaults(r); err != nil {
+		return nil, err
+	}
+	base, profile, notes, err := r.planWorkload(spec)
+	if err != nil {
+		return nil, err
+	}
+	dim, target, err := loadOf(&base)
+	if err != nil {
+		return nil, &ScenarioError{&scenario.FieldError{Field: "workload.stages", Reason: err.Error()}}
+	}
+	res := &PlanResult{Dimension: dim, TargetLoad: target, RequiredHeadroom: spec.Headroom,
+		Candidates: []Candidate{}, Missed: []Candidate{}, Pruned: []Pruned{}, RunnersUp: []RunnerUp{}, Notes: notes}
+	ps := &planSetup{base: base, profile: profile, dim: dim, target: target, res: res}
+
+	var shapes []Config // Replicas 0: search them
+	if len(spec.Configs) > 0 {
+		for _, c := range spec.Configs {
+			if c.Disaggregation == nil {
+				shapes = append(shapes, Config{GPU: c.GPU, TP: max(c.TP, 1), Replicas: max(c.Replicas, 1)})
+			}
+		}
+	} else {
+		for _, g := range spec.GPUs {
+			for _, tp := range spec.TPs {
+				shapes = append(shapes, Config{GPU: g, TP: tp})
+			}
+		}
+	}
+	// Prune what cannot start before simulating anything.
+	for _, c := range shapes {
+		s := Config{GPU: c.GPU, TP: c.TP, Replicas: 1}.Scenario(base)
+		if _, err := s.CheckFits(r.env()); err != nil {
+			if cannotStart(err) {
+				res.Pruned = append(res.Pruned, Pruned{GPU: c.GPU, TP: c.TP, Reason: err.Error()})
+				continue
+			}
+			return nil, &ScenarioError{err}
+		}
+		ps.live = append(ps.live, c)
+	}
+	disagg, dpruned, err := r.disaggPairs(spec, base)
+	if err != nil {
+		return nil, err
+	}
+	ps.disagg = disagg
+	res.Pruned = append(res.Pruned, dpruned...)
+	if len(ps.live)+len(disagg) == 0 {
+		return ps, &NoCandidatesError{Pruned: res.Pruned}
+	}
+	return ps, nil
+}
+
+// NoCandidatesError is ErrNoCandidates with what was pruned and why.
+type NoCandidatesError struct{ Pruned []Pruned }
+
+func (e *NoCandidatesError) Error() string {
+	var reasons []string
+	for _, p := range e.Pruned[:min(3, len(e.Pruned))] {
+		reasons = append(reasons, fmt.Sprintf("%s tp %d: %s", p.GPU, p.TP, p.Reason))
+	}
+	if len(reasons) == 0 {
+		return ErrNoCandidates.Error() + ": no GPU and TP to try"
+	}
+	return fmt.Sprintf("%v: every GPU and TP was pruned (%s)", ErrNoCandidates, strings.Join(reasons, "; "))
+}
+func (e *NoCandidatesError) Unwrap() error { return ErrNoCandidates }
 
 // cannotStart reports whether a CheckFits error says the configuration
 // cannot start (it is pruned) rather than that the plan cannot go on.

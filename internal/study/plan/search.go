@@ -48,6 +48,9 @@ type Probe struct {
 	// Limiting is the bound furthest over its limit ("ttft_ms.p99"), or
 	// the closest to it when all are met.
 	Limiting string `json:"limiting"`
+	// Reason says why Limiting is missed beyond its value: no request
+	// completed, or those that never did count against it.
+	Reason string `json:"reason,omitempty"`
 }
 
 // LoadResult is the outcome of a search.
@@ -57,6 +60,9 @@ type LoadResult struct {
 	MaxLoad float64 `json:"max_load"`
 	// LimitingMetric is the bound that breaks first above MaxLoad.
 	LimitingMetric string `json:"limiting_metric"`
+	// Reason says why no load met the SLA (MaxLoad 0), from the lowest
+	// load probed.
+	Reason string `json:"reason,omitempty"`
 	// Knee is the probe with the highest goodput.
 	Knee   Probe   `json:"knee"`
 	Probes []Probe `json:"probes"`
@@ -106,12 +112,8 @@ func probe(load float64, rep *sim.Report) Probe {
 	if rep.GoodputRPS != nil {
 		p.GoodputRPS = *rep.GoodputRPS
 	}
-	worst := -1.0
-	for _, c := range p.Checks {
-		if r := c.ValueMS / c.LimitMS; r > worst {
-			worst, p.Limiting = r, c.Metric+"."+c.Quantile
-		}
-	}
+	p.Limiting = limitingCheck(p.Checks)
+	p.Reason = checkReason(p.Checks, p.Limiting)
 	return p
 }
 
@@ -243,6 +245,17 @@ func (r *Runner) MaxLoad(ctx context.Context, spec LoadSpec, prog *Progress) (*L
 	}
 	if hi > 0 {
 		res.LimitingMetric = cache[hi].Limiting
+	}
+	if lo == 0 && len(res.Probes) > 0 {
+		low := res.Probes[0]
+		why := low.Reason
+		if why == "" {
+			why = fmt.Sprintf("%s is past its bound", low.Limiting)
+			if v, lim, ok := checkValue(low.Checks, low.Limiting); ok {
+				why = missText(low.Limiting, v, lim)
+			}
+		}
+		res.Reason = fmt.Sprintf("no load probed meets the SLA: at the lowest, %s, %s", loadText(dim, low.Load), why)
 	}
 	return res, nil
 }

@@ -94,8 +94,7 @@ func newSLAWatch(sla *sim.SLA, n int, cancel context.CancelCauseFunc) *slaWatch 
 
 // quantileFraction is the fraction of a named quantile.
 func quantileFraction(q string) (float64, bool) {
-	f, ok := map[string]float64{"p50": 0.5, "p90": 0.9, "p95": 0.95, "p99": 0.99, "p999": 0.999}[q]
-	return f, ok
+	return stats.Fraction(q)
 }
 
 // sample takes one finished request.
@@ -200,15 +199,32 @@ func fullVerdict(out Outcome) verdict {
 }
 
 // limitingCheck is the bound furthest over its limit, or the closest to
-// it when all are met.
+// it when all are met. A bound missed for a reason beyond its value (no
+// request completed, or those that never did count against it) is the
+// furthest over.
 func limitingCheck(cs []sim.SLACheck) string {
 	worst, name := -1.0, ""
 	for _, c := range cs {
-		if r := c.ValueMS / c.LimitMS; r > worst {
+		r := c.ValueMS / c.LimitMS
+		if !c.Met && c.Reason != "" {
+			r = math.Inf(1)
+		}
+		if r > worst {
 			worst, name = r, c.Metric+"."+c.Quantile
 		}
 	}
 	return name
+}
+
+// checkReason is the reason a bound is missed beyond its value ("" when
+// none, or the bound is not among cs).
+func checkReason(cs []sim.SLACheck, name string) string {
+	for _, c := range cs {
+		if c.Metric+"."+c.Quantile == name && !c.Met {
+			return c.Reason
+		}
+	}
+	return ""
 }
 
 // checkValue reads a bound's value from checks ("ttft_ms.p99").

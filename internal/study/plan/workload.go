@@ -84,13 +84,13 @@ func (r *Runner) planWorkload(spec *PlanSpec) (base scenario.Scenario, profile *
 		case profile == nil:
 			notes = append(notes, "the scenario's autoscale section is not used: plan plays an autoscaler through a workload.rate_profile only")
 		case a.Target == 0 && a.Metric == sim.ScaleOnInFlight:
-			return base, nil, nil, &scenario.FieldError{Field: "autoscale.target", Reason: "an in_flight policy needs its target (requests per replica); request_rate and kv_cache_usage targets follow target_utilization"}
+			return base, nil, nil, &ScenarioError{&scenario.FieldError{Field: "autoscale.target", Reason: "an in_flight policy needs its target (requests per replica); request_rate and kv_cache_usage targets follow target_utilization"}}
 		}
 	}
 	if base.Engine.MaxModelLen == 0 {
 		note, mml, err := r.neededModelLen(base, profile)
 		if err != nil {
-			return base, nil, nil, err
+			return base, nil, nil, &ScenarioError{err}
 		}
 		if mml > 0 {
 			base.Engine.MaxModelLen = mml

@@ -87,10 +87,11 @@ c,nobody/no-such-model,h100_sxm,bf16,256,8,1,1,,1,1,20,7
 `
 
 func TestReplayMeans(t *testing.T) {
-	runs, err := measured.ReadSilicon(strings.NewReader(siliconRows), "rows.csv")
+	tab, err := measured.ReadSilicon(strings.NewReader(siliconRows), "rows.csv")
 	if err != nil {
 		t.Fatal(err)
 	}
+	runs := tab.Runs
 	var mu sync.Mutex
 	var seen []int
 	rs := replay.ReplayMeans(t.Context(), runs, builtin(t), replay.MeanOptions{Workers: 2, Progress: func(done, total int) {
@@ -133,10 +134,11 @@ func TestReplayMeans(t *testing.T) {
 }
 
 func TestMeanResultComparison(t *testing.T) {
-	runs, err := measured.ReadSilicon(strings.NewReader(siliconRows), "rows.csv")
+	tab, err := measured.ReadSilicon(strings.NewReader(siliconRows), "rows.csv")
 	if err != nil {
 		t.Fatal(err)
 	}
+	runs := tab.Runs
 	r := replay.MeanResult{Run: runs[1], Model: "llama-3.1-8b", GPU: "h100-sxm", MeasuredTTFTMS: 25, TTFTMS: 30, MeasuredTPOT: 8, TPOTMS: 6, PredictedBlocks: 1000}
 	c := r.Comparison()
 	m, ok := c.Get("ttft_ms.mean")
@@ -151,5 +153,30 @@ func TestMeanResultComparison(t *testing.T) {
 	r.Err = errors.New("does not fit")
 	if c := r.Comparison(); c.Error != "does not fit" || c.Metrics != nil {
 		t.Errorf("failed run %+v", c)
+	}
+}
+
+// TestDisaggregatedRowReplays: a disaggregated row of the closed-loop
+// table is simulated as the prefill and decode pools it describes.
+func TestDisaggregatedRowReplays(t *testing.T) {
+	const head = "id,silicon_data_source,backend,backend_version,model_path,system,precision,mode,isl,osl,gemm_quant_mode,moe_quant_mode,batch_size,tp_size,pp_size,attention_dp_size,moe_tp_size,moe_ep_size," +
+		"prefill_batch_size,prefill_num_workers,prefill_tp_size,prefill_pp_size,prefill_attention_dp_size,prefill_moe_tp_size,prefill_moe_ep_size," +
+		"decode_batch_size,decode_num_workers,decode_tp_size,decode_pp_size,decode_attention_dp_size,decode_moe_tp_size,decode_moe_ep_size,silicon_ttft_ms,silicon_tpot_ms\n"
+	const row = "llama_disagg_c16,db-dump; silicon_concurrency=16,vllm,0.19.0,nvidia/Llama-3.1-8B-Instruct-FP8,h200_sxm,fp8,disagg,1000,100,fp8,,,,,,0,0," +
+		"1,2,1,1,1,0,0,16,1,2,1,1,0,0,80,9\n"
+	tab, err := measured.ReadSilicon(strings.NewReader(head+row), "disagg.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := tab.Runs[0]
+	run.Model, run.GPU = "llama-3.1-8b-instruct-fp8", "h200"
+	s := replay.Scenario(run)
+	d := s.Disaggregation
+	if d == nil || d.Prefill.Replicas != 2 || d.Prefill.TP != 1 || d.Decode.Replicas != 1 || d.Decode.TP != 2 {
+		t.Fatalf("disaggregation %+v", d)
+	}
+	rs := replay.ReplayMeans(t.Context(), []*measured.Run{run}, builtin(t), replay.MeanOptions{})
+	if r := rs[0]; r.Err != nil || !(r.TTFTMS > 0) || !(r.TPOTMS > 0) {
+		t.Errorf("replay %+v", r)
 	}
 }

@@ -121,7 +121,7 @@ func Parts(run *measured.Run, cat *catalogs.Catalog, opt Options, stage int) ([]
 		if stage >= 0 {
 			focus = run.Stage(stage)
 		}
-		p := Part{Name: StageName(run, stage), Stage: stage, Filter: stage, Basis: BasisRequests, Resolved: res, Measured: measuredFromSummary(focus.Summarize())}
+		p := Part{Name: StageName(run, stage), Stage: stage, Filter: stage, Basis: BasisRequests, Resolved: res, Measured: measuredFromSummary(focus.Summarize()), Notes: ScenarioNotes(run)}
 		if p.Measured.Completed == 0 {
 			return nil, fmt.Errorf("%s: no completed requests", p.Name)
 		}
@@ -163,6 +163,7 @@ func Parts(run *measured.Run, cat *catalogs.Catalog, opt Options, stage int) ([]
 		if p.Basis == BasisAggregate {
 			p.Notes = aggregateNotes(sub)
 		}
+		p.Notes = append(p.Notes, ScenarioNotes(sub)...)
 		parts = append(parts, p)
 	}
 	if len(parts) == 0 {

@@ -1,8 +1,10 @@
 package replay
 
 import (
+	"cmp"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/headroom-sim/headroom/catalogs"
@@ -10,6 +12,7 @@ import (
 	"github.com/headroom-sim/headroom/internal/adapter/measured"
 	"github.com/headroom-sim/headroom/internal/study/scenario"
 	"github.com/headroom-sim/headroom/sim"
+	"github.com/headroom-sim/headroom/sim/engine"
 	"github.com/headroom-sim/headroom/sim/steptime"
 	"github.com/headroom-sim/headroom/sim/workload"
 )
@@ -42,6 +45,18 @@ func Scenario(run *measured.Run) scenario.Scenario {
 		s.DP = run.DP
 	}
 	s.ExpertParallel = run.ExpertParallel || run.MoEEP > 1
+	if d := run.Disagg; d != nil {
+		// Prefill and decode engines apart, each pool with its own
+		// workers and layout; the KV cache crosses the default link.
+		pool := func(p measured.Pool) scenario.PoolSpec {
+			ps := scenario.PoolSpec{TP: max(p.TP, 1), Replicas: max(p.Workers, 1)}
+			if p.DP > 1 {
+				ps.DP = p.DP
+			}
+			return ps
+		}
+		s.Disaggregation = &scenario.DisaggregationSpec{Prefill: pool(d.Prefill), Decode: pool(d.Decode)}
+	}
 	e, m := &s.Engine, &run.Engine
 	if m.MaxNumSeqs > 0 {
 		e.MaxNumSeqs = m.MaxNumSeqs
@@ -72,6 +87,15 @@ func Scenario(run *measured.Run) scenario.Scenario {
 		// 0.11–0.13 had it as an opt-in experiment.
 		e.AsyncScheduling = false
 	}
+	if m.Scheduler != "" {
+		e.Scheduler = m.Scheduler
+	}
+	if sp := m.Speculative; sp != nil && slices.Contains(specMethods, sp.Method) {
+		e.Speculative = &engine.Speculative{Method: sp.Method, NumSpeculativeTokens: sp.NumSpeculativeTokens}
+		if sp.Method == engine.SpecDraftModel {
+			e.Speculative.DraftModel = sp.DraftModel
+		}
+	}
 	if m.KVCacheDType != "" {
 		s.KVCacheDType = m.KVCacheDType
 	}
@@ -82,6 +106,31 @@ func Scenario(run *measured.Run) scenario.Scenario {
 		s.WeightsDType = "fp16"
 	}
 	return s
+}
+
+// specMethods are the speculative methods the simulator models, by
+// vLLM's names for them.
+var specMethods = []string{engine.SpecDraftModel, engine.SpecEAGLE, engine.SpecEAGLE3, engine.SpecMTP, engine.SpecNgram}
+
+// ScenarioNotes say where the run's model and GPU came from, and what of
+// its recorded server the replay does not reproduce.
+func ScenarioNotes(run *measured.Run) []string {
+	var out []string
+	if run.ModelNote != "" {
+		out = append(out, fmt.Sprintf("model %s: %s", run.Model, run.ModelNote))
+	}
+	if run.GPUNote != "" {
+		out = append(out, fmt.Sprintf("GPU %s: %s", run.GPU, run.GPUNote))
+	}
+	if sp := run.Engine.Speculative; sp != nil && !slices.Contains(specMethods, sp.Method) {
+		out = append(out, fmt.Sprintf("speculative method %q is not modelled: replayed without speculative decoding", sp.Method))
+	}
+	if q := run.Quantization; q != "" {
+		if _, err := hardware.ParseDType(q); err != nil {
+			out = append(out, fmt.Sprintf("quantization %q is not modelled (no kernel model of it): the weights are simulated at the checkpoint's precision", q))
+		}
+	}
+	return out
 }
 
 // olderThan reports whether a "major.minor.patch" version is older than
@@ -126,13 +175,7 @@ func Config(run *measured.Run, cat *catalogs.Catalog, opt Options) (*scenario.Re
 	if opt.UseLoggedBlocks && run.LoggedBlocks > 0 {
 		cfg.NumGPUBlocks = run.LoggedBlocks
 	}
-	recs := make([]workload.TraceRecord, 0, len(run.Requests))
-	for _, q := range run.Requests {
-		if q.Error != "" || q.InputTokens < 1 || q.OutputTokens < 1 {
-			continue
-		}
-		recs = append(recs, workload.TraceRecord{ArrivalS: q.SendS, InputTokens: q.InputTokens, OutputTokens: q.OutputTokens, HashIDs: q.HashIDs, Stage: q.Stage})
-	}
+	recs := TraceRecords(run, false)
 	cfg.Seed = uint64(max(opt.Seed, 1))
 	if len(recs) == 0 {
 		w, err := aggregateWorkload(run)
@@ -144,6 +187,34 @@ func Config(run *measured.Run, cat *catalogs.Catalog, opt Options) (*scenario.Re
 	}
 	cfg.Workload = sim.Workload{Trace: recs, TraceHashTokens: run.HashTokens}
 	return res, nil
+}
+
+// TraceRecords are a run's completed requests as a workload trace, in
+// send order with the first at 0 s: each request's lengths, prompt hash ids
+// and stage (a benchmark, or a tenant of a trace) at its send time, or,
+// with scheduled, at the time the workload meant it to arrive (the send
+// less the client's recorded delay, Request.DelayS). Failed requests and
+// requests without tokens are left out.
+func TraceRecords(run *measured.Run, scheduled bool) []workload.TraceRecord {
+	recs := make([]workload.TraceRecord, 0, len(run.Requests))
+	for _, q := range run.Requests {
+		if q.Error != "" || q.InputTokens < 1 || q.OutputTokens < 1 {
+			continue
+		}
+		t := q.SendS
+		if scheduled {
+			t -= q.DelayS
+		}
+		recs = append(recs, workload.TraceRecord{ArrivalS: t, InputTokens: q.InputTokens, OutputTokens: q.OutputTokens, HashIDs: q.HashIDs, Stage: q.Stage})
+	}
+	slices.SortStableFunc(recs, func(a, b workload.TraceRecord) int { return cmp.Compare(a.ArrivalS, b.ArrivalS) })
+	if len(recs) > 0 {
+		t0 := recs[0].ArrivalS
+		for i := range recs {
+			recs[i].ArrivalS = max(recs[i].ArrivalS-t0, 0)
+		}
+	}
+	return recs
 }
 
 // aggregateWorkload rebuilds the load of a benchmark that only has a

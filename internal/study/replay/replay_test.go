@@ -372,8 +372,7 @@ func TestPartsOfSummaries(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		off := false // the server's flags (manifests.yaml), not in inference-perf's output
-		measured.Overrides{Model: "llama-3.1-8b", GPU: "h100-sxm", MaxNumSeqs: 128, MaxModelLen: 512, EnableChunkedPrefill: &off, EnablePrefixCaching: &off}.Apply(run)
+		// The model, GPU and server flags are manifests.yaml's.
 		parts, err := replay.Parts(run, cat, replay.Options{}, -1)
 		if err != nil {
 			t.Fatal(err)
@@ -385,7 +384,7 @@ func TestPartsOfSummaries(t *testing.T) {
 			w := p.Resolved.Config.Workload
 			a := run.Stages[i].Aggregate
 			if p.Basis != replay.BasisAggregate || p.Stage != i || p.Filter != -1 || w.Arrival.Type != workload.ArrivalConstant || w.Arrival.RateRPS != a.RateRPS ||
-				w.MaxConcurrency != 440 || w.Requests != a.Completed+a.Failed || w.SharedPrefix == nil || w.SharedPrefix.PrefixTokens != 128 {
+				w.MaxConcurrency != 440 || w.Requests != a.Completed+a.Failed || w.SharedPrefix == nil || w.SharedPrefix.PrefixTokens != 192 || w.SharedPrefix.Groups != 100 {
 				t.Errorf("part %d (%s): %s, arrival %+v, cap %d, %d requests, prefix %+v", i, p.Name, p.Basis, w.Arrival, w.MaxConcurrency, w.Requests, w.SharedPrefix)
 			}
 			if v, ok := p.Measured.Get("ttft_ms", "p99"); !ok || v != a.TTFTMS["p99"] {
@@ -394,7 +393,7 @@ func TestPartsOfSummaries(t *testing.T) {
 			if _, ok := p.Measured.Get("tpot_ms", "mean"); ok {
 				t.Errorf("part %d: a TPOT inference-perf did not measure", i)
 			}
-			if e := p.Resolved.Config.Engine; e.MaxNumSeqs != 128 || e.MaxModelLen != 512 || e.EnableChunkedPrefill || e.EnablePrefixCaching {
+			if e := p.Resolved.Config.Engine; e.MaxNumSeqs != 128 || e.MaxModelLen != 512 || e.EnableChunkedPrefill || e.EnablePrefixCaching || e.Scheduler != "v0" || p.Resolved.Config.Model.ID != "llama-3.1-8b" {
 				t.Errorf("part %d: engine %+v", i, p.Resolved.Config.Engine)
 			}
 		}
@@ -445,4 +444,23 @@ func TestPartsOfSummaries(t *testing.T) {
 			t.Errorf("compared %q (basis %s), want %q", names, c.Basis, want)
 		}
 	})
+}
+
+// TestTraceRecords: a run's completed requests as a trace, at their sends
+// or their scheduled arrivals (the send less the client's delay).
+func TestTraceRecords(t *testing.T) {
+	run := &measured.Run{Requests: []measured.Request{
+		{SendS: 0.2, DelayS: 0.2, InputTokens: 10, OutputTokens: 5, TTFTS: 0.1, E2ES: 0.5, Stage: 1},
+		{SendS: 1, DelayS: 0.5, InputTokens: 20, OutputTokens: 5, TTFTS: 0.1, E2ES: 0.5},
+		{SendS: 1.5, InputTokens: 20, OutputTokens: 5, Error: "503"},
+	}}
+	for _, c := range []struct {
+		scheduled bool
+		want      []float64
+	}{{false, []float64{0, 0.8}}, {true, []float64{0, 0.5}}} {
+		recs := replay.TraceRecords(run, c.scheduled)
+		if len(recs) != 2 || recs[0].ArrivalS != c.want[0] || recs[1].ArrivalS != c.want[1] || recs[0].Stage != 1 || recs[1].InputTokens != 20 {
+			t.Errorf("scheduled %v: %+v", c.scheduled, recs)
+		}
+	}
 }

@@ -54,9 +54,19 @@ func Decode(r io.Reader, name string) (Scenario, error) {
 	if len(data) > MaxBytes {
 		return Scenario{}, &DecodeError{Name: name, Err: fmt.Errorf("larger than %d bytes", MaxBytes)}
 	}
-	var root yaml.Node
-	if err := yaml.Unmarshal(data, &root); err != nil {
+	// One document, and nothing after it: a second document, or text
+	// after the first, is not silently dropped.
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	var root, next yaml.Node
+	if err := dec.Decode(&root); err != nil && !errors.Is(err, io.EOF) {
 		return Scenario{}, syntaxError(name, err)
+	}
+	switch err := dec.Decode(&next); {
+	case errors.Is(err, io.EOF):
+	case err != nil:
+		return Scenario{}, syntaxError(name, err)
+	default:
+		return Scenario{}, &DecodeError{Name: name, Line: next.Line, Err: fmt.Errorf("%w: a second document: a scenario is one document", ErrSyntax)}
 	}
 	s := base()
 	var paths map[string]int // field path → line, for validation errors

@@ -177,7 +177,7 @@ func TestResolveFieldErrors(t *testing.T) {
 			s.Workload = workload.Spec{Trace: &workload.TraceSpec{File: "missing.csv", Format: "csv"}}
 		}, "workload.trace.file", "missing.csv"},
 		{"calibration without a loader", func(s *scenario.Scenario, _ *scenario.Env) { s.Calibration = "p.json" }, "calibration", "cannot be loaded here"},
-		{"an invalid engine setting", func(s *scenario.Scenario, _ *scenario.Env) { s.Engine.MaxNumSeqs = -1 }, "engine.max_num_seqs", ">= 1"},
+		{"an invalid engine setting", func(s *scenario.Scenario, _ *scenario.Env) { s.Engine.MaxNumSeqs = -1 }, "engine.max_num_seqs", "not in [1, 1048576]"},
 		{"max_model_len beyond the model", func(s *scenario.Scenario, _ *scenario.Env) { s.Engine.MaxModelLen = 200000 }, "engine.max_model_len", "131072"},
 		{"unknown weights dtype", func(s *scenario.Scenario, _ *scenario.Env) { s.WeightsDType = "bf17" }, "weights_dtype", ""},
 		{"a KV-cache dtype that is not one", func(s *scenario.Scenario, _ *scenario.Env) { s.KVCacheDType = "int4" }, "kv_cache_dtype", "not a KV-cache type"},

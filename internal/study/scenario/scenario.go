@@ -181,6 +181,9 @@ func (s *Scenario) Validate() error {
 		// Times the simulator's clock cannot hold (the trace's are checked
 		// once it is read, in Resolve).
 		w := sim.Workload{Requests: ws.Requests, Arrival: ws.Arrival, MaxConcurrency: ws.MaxConcurrency, Stages: ws.LoadStages(0), MultiTurn: ws.MultiTurn}
+		if err := w.ValidateSizes(); err != nil {
+			return err
+		}
 		if err := w.ValidateTimes(); err != nil {
 			return err
 		}
