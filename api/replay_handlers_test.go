@@ -367,3 +367,30 @@ func FuzzRunUpload(f *testing.F) {
 		}
 	})
 }
+
+// Every run upload reserves its size in the upload budget before its body
+// is read, as calibrations do: with the budget full, 429 with Retry-After;
+// once it frees, the upload runs and gives its reservation back.
+func TestRunUploadsTakeTheBudget(t *testing.T) {
+	s := newTestServer(t, nil)
+	h := s.Handler()
+	full, err := s.uploads.reserve(s.cfg.Calibrations.UploadBudgetBytes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	csv := []UploadedFile{{Name: "p.csv", Data: []byte("at_s,rate_rps\n0,1\n60,2\n")}}
+	for _, path := range []string{"/v1/inspect", "/v1/validate", "/v1/rate-profile", "/v1/calibrations"} {
+		r := postRun(t, h, path, nil, csv)
+		r.wantProblem(t, "busy", "")
+		if r.status != http.StatusTooManyRequests || r.header.Get("Retry-After") == "" {
+			t.Errorf("%s: HTTP %d, Retry-After %q", path, r.status, r.header.Get("Retry-After"))
+		}
+	}
+	full.release()
+	if r := postRun(t, h, "/v1/rate-profile", nil, csv); r.status != 200 {
+		t.Fatalf("HTTP %d: %s", r.status, r.body)
+	}
+	if n := s.uploads.held(); n != 0 {
+		t.Errorf("%d bytes still held after the answers", n)
+	}
+}
