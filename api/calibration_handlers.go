@@ -95,19 +95,7 @@ func (s *Server) createCalibration(c *gin.Context) {
 		// The job holds the imported run, not the files again as base64:
 		// the params record the form's other fields.
 		p.File, p.Files = nil, nil
-		raw, err := json.Marshal(p)
-		if err != nil {
-			s.fail(c, err)
-			return
-		}
-		v, err := s.jobs.SubmitHeld("calibrate", raw, in, up.release)
-		if err != nil {
-			s.fail(c, err)
-			return
-		}
-		handed = true
-		c.Header("Location", "/v1/jobs/"+v.ID)
-		s.respond(c, http.StatusAccepted, v)
+		handed = s.submitHeld(c, "calibrate", p, in, up)
 		return
 	}
 	if n, limit := replayRequests(in.run), s.cfg.Calibrations.SyncMaxRequests; n > limit {

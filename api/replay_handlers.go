@@ -171,19 +171,7 @@ func (s *Server) validateRun(c *gin.Context) {
 		}
 		// The job holds the read run; its params record the form's other fields.
 		p.Files = nil
-		raw, err := json.Marshal(p)
-		if err != nil {
-			s.fail(c, err)
-			return
-		}
-		v, err := s.jobs.SubmitHeld("validate", raw, in, hold.release)
-		if err != nil {
-			s.fail(c, err)
-			return
-		}
-		handed = true
-		c.Header("Location", "/v1/jobs/"+v.ID)
-		s.respond(c, http.StatusAccepted, v)
+		handed = s.submitHeld(c, "validate", p, in, hold)
 		return
 	}
 	done, err := s.gate.admit() // once the body is in: a slow client holds no admission

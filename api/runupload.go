@@ -2,11 +2,13 @@ package api
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"mime"
+	"net/http"
 	"path"
 	"slices"
 	"strings"
@@ -267,4 +269,24 @@ func (s *Server) readUploadForm(c *gin.Context, known []string) (*runForm, *uplo
 	}
 	up.shrink(n)
 	return f, up, nil
+}
+
+// submitHeld hands an upload's prepared input (held) and its hold in the
+// upload budget to a job of kind, params recording the form's fields, and
+// answers 202 with the job. It reports whether the job took them (else the
+// caller still owns the hold and the problem is answered).
+func (s *Server) submitHeld(c *gin.Context, kind string, params any, held any, hold *uploadHold) bool {
+	raw, err := json.Marshal(params)
+	if err != nil {
+		s.fail(c, err)
+		return false
+	}
+	v, err := s.jobs.SubmitHeld(kind, raw, held, hold.release)
+	if err != nil {
+		s.fail(c, err)
+		return false
+	}
+	c.Header("Location", "/v1/jobs/"+v.ID)
+	s.respond(c, http.StatusAccepted, v)
+	return true
 }
