@@ -1,11 +1,14 @@
-// Package api is Headroom's REST API server (`headroom serve`): the
+// Package api is Headroom's REST API server (cmd/headroom-server, which
+// `headroom serve` runs): the
 // catalogs, the capacity answer and the simulator over HTTP, with a job
 // manager for long runs, Prometheus metrics and an OpenAPI document.
 //
 // Reading order:
 //
 //   - config.go: the configuration (koanf: defaults → YAML file →
-//     HEADROOM_* environment → flags; unknown keys are errors).
+//     HEADROOM_* environment → flags; unknown keys are errors);
+//     statedir.go the user's state directory, where the calibration
+//     store lives by default.
 //   - server.go: New, the routes, the middleware (metrics, access log,
 //     panic recovery, authentication, body limit) and the drain and
 //     graceful shutdown in Serve; auth.go the optional bearer token.

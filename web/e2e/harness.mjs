@@ -1,7 +1,7 @@
-// The end-to-end tests' harness: builds the real server (go build -tags
-// full ./cmd/headroom, unless E2E_SERVER_BIN names a binary), runs `headroom
-// serve` on a free loopback port, and drives headless Chromium
-// (CHROMIUM, default /usr/bin/chromium) through playwright-core.
+// The end-to-end tests' harness: builds the real server (go build
+// ./cmd/headroom-server, unless E2E_SERVER_BIN names a binary), runs it on
+// a free loopback port, and drives headless Chromium (CHROMIUM, default
+// /usr/bin/chromium) through playwright-core.
 
 import { spawn, execFileSync } from "node:child_process";
 import { mkdtempSync, mkdirSync, rmSync } from "node:fs";
@@ -23,18 +23,18 @@ let work;
 function buildServer() {
   if (process.env.E2E_SERVER_BIN) return resolve(process.env.E2E_SERVER_BIN);
   work ??= mkdtempSync(join(tmpdir(), "headroom-e2e-"));
-  const bin = join(work, "headroom");
-  execFileSync("go", ["build", "-tags", "full", "-o", bin, "./cmd/headroom"], { cwd: repo, stdio: "inherit" });
+  const bin = join(work, "headroom-server");
+  execFileSync("go", ["build", "-o", bin, "./cmd/headroom-server"], { cwd: repo, stdio: "inherit" });
   return bin;
 }
 
 /**
- * startServer runs `headroom serve` on 127.0.0.1:0 and resolves with its
+ * startServer runs headroom-server on 127.0.0.1:0 and resolves with its
  * base URL once it logs the address it listens on.
  */
 export async function startServer(extraArgs = [], env = {}) {
   const bin = buildServer();
-  const proc = spawn(bin, ["serve", "--listen", "127.0.0.1:0", "--calibration-store", "", "--shutdown-drain", "0s", ...extraArgs], {
+  const proc = spawn(bin, ["--listen", "127.0.0.1:0", "--calibration-store", "", "--shutdown-drain", "0s", ...extraArgs], {
     cwd: repo,
     // The server reads HEADROOM_* as its configuration: only the test's own.
     env: { ...Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith("HEADROOM_"))), ...env },
@@ -42,7 +42,7 @@ export async function startServer(extraArgs = [], env = {}) {
   });
   let log = "";
   const url = await new Promise((resolveURL, reject) => {
-    const timer = setTimeout(() => reject(new Error("headroom serve did not start in 30 s:\n" + log)), 30000);
+    const timer = setTimeout(() => reject(new Error("headroom-server did not start in 30 s:\n" + log)), 30000);
     proc.stderr.on("data", (b) => {
       log += b.toString();
       const m = /msg=serving addr=(127\.0\.0\.1:\d+)/.exec(log);
@@ -53,7 +53,7 @@ export async function startServer(extraArgs = [], env = {}) {
     });
     proc.on("exit", (code) => {
       clearTimeout(timer);
-      reject(new Error(`headroom serve exited (${code}):\n${log}`));
+      reject(new Error(`headroom-server exited (${code}):\n${log}`));
     });
   });
   return {
