@@ -1,4 +1,4 @@
-// The Plan page as a person uses it: the README's example, a bad input,
+// The Plan page as a person uses it: docs/planning.md's example, a bad input,
 // the keyboard, a rate profile from a trace, a model import, a cancel.
 
 import { test } from "node:test";
@@ -8,12 +8,12 @@ import { openPage, repo, shots, useServer } from "./harness.mjs";
 
 const ctx = useServer();
 
-// README.md's plan example answers this sentence (`headroom plan --model
+// docs/planning.md's plan example answers this sentence (`headroom plan --model
 // llama-3.1-70b --rate-rps 4 --set sla.ttft_ms.p99=2000 --set
 // sla.tpot_ms.p99=60 --gpus h100-sxm,h200,a100-80gb,l40s,b200`).
 const readmeSentence = "1 × NVIDIA B200 SXM 180GB as 1 replica of TP1: $5.50/h";
 
-test("the README's plan example shows its recommendation within seconds", async () => {
+test("docs/planning.md's plan example shows its recommendation within seconds", async () => {
   const { page, context, errors, httpErrors } = await openPage(ctx.browser);
   const t0 = Date.now();
   await page.goto(ctx.server.url + "/");
@@ -30,7 +30,7 @@ test("the README's plan example shows its recommendation within seconds", async 
   assert.ok(dots >= 10, `${dots} circles in the Pareto chart`);
   assert.match(await page.locator("#runners-up").innerText(), /h200 TP2×1[\s\S]*cost/);
   assert.match(await page.locator("#pruned").innerText(), /h100-sxm TP1.*does not fit/);
-  // The same question as a command: the README's flags.
+  // The same question as a command: docs/planning.md's flags.
   await page.getByRole("button", { name: "Show as CLI / curl" }).click();
   const cli = await page.getByLabel("the CLI command").innerText();
   assert.equal(cli, "headroom plan --model llama-3.1-70b --rate-rps 4 --set sla.ttft_ms.p99=2000 --set sla.tpot_ms.p99=60 --gpus h100-sxm,h200,a100-80gb,l40s,b200");
@@ -81,7 +81,7 @@ test("the plan runs from the keyboard alone", async () => {
 
 test("an uploaded trace plans a day: the day chart shows load, replicas and SLA attainment", async () => {
   const { page, context, errors, httpErrors } = await openPage(ctx.browser);
-  // The README's day example (azure-conv-head.csv stretched 200× into a
+  // docs/planning.md's day example (azure-conv-head.csv stretched 200× into a
   // day), on one GPU type at a third of its rates to keep the test short.
   await page.goto(ctx.server.url + "/plan?load=profile&gpus=l40s&tps=1&ttft_p99_ms=1500&tpot_p99_ms=80&model=llama-3.1-8b");
   await page.getByText("Make it from a file…").click();

@@ -7,9 +7,9 @@ import { msOf, openPage, shots, useServer } from "./harness.mjs";
 
 const ctx = useServer();
 
-test("the README's steptime example shows its kernels and sources", async () => {
+test("docs/steptime.md's steptime example shows its kernels and sources", async () => {
   const { page, context, errors, httpErrors } = await openPage(ctx.browser);
-  // README: headroom steptime --model qwen3-30b-a3b --gpu h200 --dp 8 --expert-parallel --batch-decode 64 --kv-len 2048 --steptime table
+  // docs/steptime.md: headroom steptime --model qwen3-30b-a3b --gpu h200 --dp 8 --expert-parallel --batch-decode 64 --kv-len 2048 --steptime table
   await page.goto(ctx.server.url + "/step?model=qwen3-30b-a3b&gpu=h200&dp=8&expert_parallel=1");
   await page.locator("#kernels tbody tr").first().waitFor({ timeout: 60000 });
   const step = msOf(await page.locator("#step-ms .v").innerText());

@@ -11,7 +11,7 @@ const ctx = useServer();
 
 test("the inference-perf results folder gives the predicted-vs-measured chart per stage", async () => {
   const { page, context, errors, httpErrors } = await openPage(ctx.browser);
-  // README: headroom validate --run testdata/inference-perf/vllm+v0_engine/results --model llama-3.1-8b --gpu h100-sxm --max-num-seqs 128 --max-model-len 512
+  // As headroom validate --run testdata/inference-perf/vllm+v0_engine/results --model llama-3.1-8b --gpu h100-sxm --max-num-seqs 128 --max-model-len 512
   await page.goto(ctx.server.url + "/validate?model=llama-3.1-8b&gpu=h100-sxm&max_num_seqs=128&max_model_len=512");
   await page.locator("#pick-folder").setInputFiles(join(repo, "testdata/inference-perf/vllm+v0_engine/results"));
   await page.locator("#inspection").waitFor({ timeout: 30000 });

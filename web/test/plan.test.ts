@@ -4,7 +4,7 @@ import { decode, defaults } from "../src/lib/query";
 import { label, status, type Candidate } from "../src/lib/planresult";
 
 describe("the Plan view's question", () => {
-  test("the defaults are the README's example, as params and as the CLI", () => {
+  test("the defaults are docs/planning.md's example, as params and as the CLI", () => {
     const s = defaults(planFields);
     expect(planParams(s)).toEqual({
       scenario: {

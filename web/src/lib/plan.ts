@@ -7,7 +7,7 @@ import type { FieldMap } from "./problems";
 import { bucketsYAML, parseBuckets, parseProfile, profileYAML } from "./profile";
 import { list, num, prune, str, type FieldDef, type State } from "./query";
 
-/** The README's plan example: the view's defaults. */
+/** The plan example of docs/planning.md: the view's defaults. */
 export const planFields: readonly FieldDef[] = [
   { key: "model", def: "llama-3.1-70b" },
   { key: "gpus", def: ["h100-sxm", "h200", "a100-80gb", "l40s", "b200"] },

@@ -195,7 +195,7 @@ export function PlanPage() {
               ["then follow it: state, progress 0-1, and the result", curl({ method: "GET", origin: location.origin, path: "/v1/jobs/JOB_ID", auth })],
             ]}
           />
-          {!result && !running && <p class="empty">Set the model, the GPUs to consider, the traffic and the SLA, then Plan. The defaults are the README's example.</p>}
+          {!result && !running && <p class="empty">Set the model, the GPUs to consider, the traffic and the SLA, then Plan. The defaults are the plan example of docs/planning.md.</p>}
           {result && <PlanAnswer r={result} elapsedS={elapsed} />}
         </section>
       </div>
