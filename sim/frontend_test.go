@@ -133,8 +133,9 @@ func TestTokenizerMicroBatches(t *testing.T) {
 // the seed and the request, independent of the order they are drawn in,
 // lognormal with the profile's median and spread, and constant at sigma 0.
 func TestPathTimesAreDrawnPerRequest(t *testing.T) {
-	if pathTime(1, 7, pathRequest, 1000, 0.5, 1) != pathTime(1, 7, pathRequest, 1000, 0.5, 1) {
-		t.Fatal("the same request's draw differs between calls")
+	first, again := pathTime(1, 7, pathRequest, 1000, 0.5, 1), pathTime(1, 7, pathRequest, 1000, 0.5, 1)
+	if first != again {
+		t.Fatalf("the same request's draw differs between calls: %d ns, then %d ns", first, again)
 	}
 	if pathTime(1, 7, pathRequest, 1000, 0.5, 1) == pathTime(1, 7, pathClientSend, 1000, 0.5, 1) {
 		t.Error("two stages of one request drew the same time")

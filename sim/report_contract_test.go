@@ -119,6 +119,9 @@ func checkReportInvariants(t *testing.T, rep *sim.Report) {
 	if rep.KVCache.PeakUsageRatio < rep.KVCache.MeanUsageRatio || rep.KVCache.PeakUsageRatio > 1 {
 		t.Errorf("kv usage %+v", rep.KVCache)
 	}
+	if rep.CoStartedRatio < 0 || rep.CoStartedRatio > 1 {
+		t.Errorf("co_started_ratio %v is not a share of the completed requests", rep.CoStartedRatio)
+	}
 	if tp := rep.Throughput; tp.TotalTokensPerS <= 0 || tp.TotalTokensPerS-(tp.InputTokensPerS+tp.OutputTokensPerS) > 0.01*tp.TotalTokensPerS {
 		t.Errorf("throughput %+v", tp)
 	}
@@ -184,7 +187,7 @@ var reportKeys = []string{
 	"preemptions", "prefix_cache_hit_ratio",
 	"kv_cache.num_gpu_blocks", "kv_cache.peak_usage_ratio", "kv_cache.mean_usage_ratio",
 	"fluency.itl_cv", "fluency.stalls", "fluency.longest_stall_ms", "fluency.stall_threshold_ms",
-	"max_running", "goodput_rps", "sla.met", "sla.checks[]",
+	"max_running", "co_started_ratio", "goodput_rps", "sla.met", "sla.checks[]",
 	"speculative.method", "speculative.num_speculative_tokens", "speculative.acceptance_source", "speculative.drafts",
 	"speculative.draft_tokens", "speculative.accepted_tokens", "speculative.acceptance_rate", "speculative.mean_acceptance_length",
 	"speculative.per_position_acceptance_rate[]", "speculative.tokens_per_request_step", "speculative.output_tokens_per_step",

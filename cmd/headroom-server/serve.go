@@ -25,7 +25,7 @@ var environ = os.Environ
 // serveFlags maps each flag of `headroom serve` to its configuration key.
 var serveFlags = []struct{ flag, key, usage string }{
 	{"listen", "listen", "address to listen on (host:port); beyond loopback it needs --auth-token or --allow-remote-without-token"},
-	{"auth-token", "auth_token", "bearer token every request but /healthz and /readyz must carry (prefer the environment variable: flags are visible to other users)"},
+	{"auth-token", "auth_token", "bearer token every request but /healthz, /readyz and the web planner's pages must carry (prefer the environment variable: flags are visible to other users)"},
 	{"allow-remote-without-token", "allow_remote_without_token", "listen beyond loopback without a token (behind an authenticating proxy)"},
 	{"body-limit-bytes", "body_limit_bytes", "largest request body in bytes (413 beyond)"},
 	{"body-read-timeout", "body_read_timeout", "time a client may take to send a request body (408 beyond); bodies are read before a request takes a slot"},
@@ -36,7 +36,7 @@ var serveFlags = []struct{ flag, key, usage string }{
 	{"max-added-models", "models.max_added", "most models POST /v1/models may add (0 turns it off); DELETE /v1/models/{id} frees one"},
 	{"kernel-db-dir", "kernel_db_dir", "directory whose subdirectories (kernel databases laid out like AIConfigurator's perf database) scenarios and POST /v1/steptime may name as steptime.kernel_db (\"\" refuses them; the built-in tables need none)"},
 	{"calibration-store", "calibration_store", "bbolt file keeping POST /v1/calibrations across restarts, created and locked at start (\"\" keeps them in memory; default: calibrations.db in $XDG_STATE_HOME/headroom, else ~/.local/state/headroom)"},
-	{"calibration-upload-limit-bytes", "calibrations.upload_limit_bytes", "largest POST /v1/calibrations upload in bytes (413 beyond)"},
+	{"calibration-upload-limit-bytes", "calibrations.upload_limit_bytes", "largest upload of a run or trace (POST /v1/calibrations, /v1/inspect, /v1/validate, /v1/rate-profile) in bytes (413 beyond)"},
 	{"calibration-sync-max-requests", "calibrations.sync_max_requests", "most measured requests a synchronous calibration replays (422 beyond: use ?async=true)"},
 	{"calibration-sync-timeout", "calibrations.sync_timeout", "wall-time limit of a synchronous calibration"},
 	{"calibration-upload-budget-bytes", "calibrations.upload_budget_bytes", "bytes of uploads held at once, read, fitted or queued (429 beyond)"},

@@ -22,6 +22,13 @@ func sourcedHost() steptime.Host {
 	f.RequestUS, f.RequestSigma = 1200, 0.3
 	f.PerOutputTokenUS = 10
 	f.ClientReceiveUS, f.TurnaroundUS, f.ClientSigma = 200, 1000, 0.3
+	if h.CPUV0 == (steptime.CPUCoeffs{}) {
+		// The V0 engine's: RFC #6854 measured 5-13 ms of CPU between V0's
+		// decode steps; 60 µs a sequence at the 128 of the stepped V0 run,
+		// none of it hidden (its output processing overlaps the GPU only
+		// partly: the fit moves the per-sequence cost).
+		h.CPUV0 = steptime.CPUCoeffs{StepOverheadUS: h.CPU.StepOverheadUS, PerSeqOverheadUS: 60, PerPrefillOverheadUS: h.CPU.PerPrefillOverheadUS}
+	}
 	return h
 }
 

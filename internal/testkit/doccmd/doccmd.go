@@ -96,14 +96,15 @@ type Output struct {
 const Ellipsis = "…"
 
 // Documents lists the Markdown files below root (relative paths, sorted),
-// hidden directories left out.
+// hidden directories and node_modules (web/'s npm packages, installed by
+// npm ci, not the project's documents) left out.
 func Documents(root string) ([]string, error) {
 	var out []string
 	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
-		if d.IsDir() && p != root && strings.HasPrefix(d.Name(), ".") {
+		if d.IsDir() && p != root && (strings.HasPrefix(d.Name(), ".") || d.Name() == "node_modules") {
 			return filepath.SkipDir
 		}
 		if !d.IsDir() && strings.HasSuffix(p, ".md") {

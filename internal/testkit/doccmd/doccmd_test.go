@@ -87,3 +87,23 @@ func TestReadRefusesShellOperators(t *testing.T) {
 		t.Errorf("quoted operators refused: %v", err)
 	}
 }
+
+func TestDocumentsLeaveOutHiddenAndNodeModules(t *testing.T) {
+	root := t.TempDir()
+	for _, f := range []string{"README.md", "docs/api.md", "docs/notes.txt", ".github/a.md", "web/node_modules/pkg/README.md", "web/README.md"} {
+		p := filepath.Join(root, f)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte("# x\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := Documents(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"README.md", "docs/api.md", "web/README.md"}; !slices.Equal(got, want) {
+		t.Errorf("Documents = %v, want %v", got, want)
+	}
+}
