@@ -52,7 +52,7 @@ type StepTimeSpec struct {
 	// when the server sets none); "" reads the built-in measurements.
 	KernelDB string `json:"kernel_db" binding:"omitempty,max=1024"`
 	// MoERouting is the fused-MoE routing the table backend reads.
-	MoERouting string `json:"moe_routing" binding:"omitempty,oneof=balanced power_law_1.2 power_law_1.01" default:"power_law_1.2"`
+	MoERouting string `json:"moe_routing" binding:"omitempty,oneof=balanced power_law_1.2 power_law_1.01 random" default:"power_law_1.2"`
 }
 
 // StepTimeEngine is the engine part of a step-time question.

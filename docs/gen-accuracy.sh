@@ -52,9 +52,12 @@ Three kinds of run:
   `batch_size × attention_dp_size` users, 20 requests per user after 2 per user of warm-up (left out
   of the figures, as aiperf's `--warmup-request-count` leaves them out), fixed lengths, the row's
   model at the row's precision (fp4 rows of MiniMax-M2.5 serve NVIDIA's NVFP4 export, a catalog model
-  of its own). The bars: over all runs, median absolute error of the mean TTFT ≤ 20% and of the mean
-  TPOT ≤ 10%; for every (model, GPU), ≤ 35% and ≤ 20%. Signed medians say which way a group is off
-  (positive: predicted slower than measured).
+  of its own), the MoE tokens routed as random prompts route (`steptime.moe_routing: random`). The
+  bars: over all runs, median absolute error of the mean TTFT ≤ 20% and of the mean TPOT ≤ 8%; for
+  every (model, GPU), ≤ 35% and ≤ 20%; for every (model, GPU, layout) of at least five runs, a TPOT
+  signed median within ±15%. Signed medians say which way a group is off (positive: predicted slower
+  than measured); [steptime.md](steptime.md#what-vllm-does-in-a-moe-or-parallel-step) says which
+  mechanism each layout's figure rests on and why the ones that miss miss.
 
 ## What was fitted on what
 

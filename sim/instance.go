@@ -75,14 +75,18 @@ func (s *Simulator) kickGroup(in *instance, t Time) {
 
 // tryStartGroup starts one lock-stepped step on every rank of in: each
 // rank schedules its own batch (a dummy one-token batch when it has
-// nothing to run), the MoE layers see the whole group's tokens, and the
-// step lasts as long as the slowest rank's.
+// nothing to run), and the step lasts as long as the slowest rank's. The
+// ranks agree on one token count, the largest rank's, and pad to it
+// (vLLM's gpu_model_runner: coordinate_batch_across_dp all-reduces the
+// ranks' counts and every rank runs num_tokens_across_dp's maximum, so
+// that their CUDA graphs and MoE collectives match): the MoE layers see
+// that many rows from every rank.
 func (s *Simulator) tryStartGroup(in *instance, t Time) {
 	if in.busy {
 		return
 	}
 	any := false
-	group := 0
+	most := 1 // a dummy batch's token
 	for _, rp := range in.ranks {
 		ok := rp.schedule(t)
 		if in.pd != nil {
@@ -91,14 +95,13 @@ func (s *Simulator) tryStartGroup(in *instance, t Time) {
 		rp.noteUsage(t)
 		if ok {
 			any = true
-			group += rp.batch.Tokens()
-		} else {
-			group++ // the dummy batch's token
+			most = max(most, rp.batch.Tokens())
 		}
 	}
 	if !any {
 		return
 	}
+	group := most * len(in.ranks)
 	var dt float64
 	for _, rp := range in.ranks {
 		b := &rp.batch

@@ -69,3 +69,31 @@ func TestDataParallelLockstep(t *testing.T) {
 		})
 	}
 }
+
+// Lock-stepped ranks pad to the largest rank's token count: with 16
+// prompt tokens on one rank and 4 on the other, the MoE layers see 2 × 16
+// rows; a rank without work pads its dummy batch to the same count.
+func TestDataParallelPadding(t *testing.T) {
+	cat, err := catalogs.Builtin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	moe, _ := cat.Model("qwen3-30b-a3b")
+	cfg := handConfig(t, []handReq{{at: 0, in: 16, out: 2}, {at: 0, in: 4, out: 1}}, handSetup{})
+	cfg.DP = 2
+	cfg.Model, cfg.Precision = moe, moe.DefaultPrecision()
+	s, _ := newHandSim(t, cfg)
+	var groups []int
+	s.stepTime = func(rp *replica) float64 {
+		groups = append(groups, rp.batch.GroupTokens)
+		return float64(tick) / 1e9
+	}
+	if err := s.loop(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	// Step 0: both ranks prefill (16 and 4 tokens): 32 rows. Step 1: rank
+	// 0 decodes one token, rank 1 is done (a dummy token): 2 rows.
+	if len(groups) < 3 || groups[0] != 32 || groups[1] != 32 || groups[2] != 2 {
+		t.Errorf("group tokens per rank step %v, want [32 32 2 …]", groups)
+	}
+}

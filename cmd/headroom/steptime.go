@@ -62,7 +62,7 @@ func runStepTime(ctx context.Context, e *env, args []string) error {
 	fs.BoolVar(&f.batch.PrefillPartial, "prefill-partial", false, "the chunks do not complete their prompts (no token sampled for them)")
 	fs.StringVar(&s.backend, "steptime", "", "step-time backend: table (measured kernels where they cover a shape) or formula")
 	fs.StringVar(&s.kernelDB, "kernel-db", "", "measured kernel latencies laid out like AIConfigurator's perf database (<system>/<op>/<framework>/<version>/*.parquet), for the table backend")
-	fs.StringVar(&f.routing, "moe-routing", "", "fused-MoE routing the table backend reads: balanced|power_law_1.2|power_law_1.01")
+	fs.StringVar(&f.routing, "moe-routing", "", "fused-MoE routing the table backend reads: balanced|power_law_1.2|power_law_1.01|random")
 	fs.StringVar(&s.calibration, "calibration", "", "step-time profile from headroom calibrate")
 	fs.IntVar(&f.maxNumSeqs, "max-num-seqs", 0, "max running sequences (default: vLLM's for the GPU); with --max-num-batched-tokens it sets the CUDA-graph capture size")
 	fs.IntVar(&f.maxBatched, "max-num-batched-tokens", 0, "token budget per step (default: vLLM's for the GPU)")

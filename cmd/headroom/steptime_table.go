@@ -30,6 +30,10 @@ func writeStepTable(w io.Writer, r *stepreport.Report) {
 	if x := r.Experts; x != nil {
 		fmt.Fprintf(tw, "Experts\t%d routed, top %d, moe_tp %d × moe_ep %d (%d per GPU), %s, routing %s\n",
 			x.Routed, x.TopK, x.MoETP, x.MoEEP, x.PerGPU, x.ExpertsFormat, x.Routing)
+		if x.RoutedPairs > 0 {
+			fmt.Fprintf(tw, "Active experts\t%.1f of %d per GPU serve %.0f token-expert pairs per layer (%s routing): %.1f MB of expert weights per layer, %.2f GB per pass\n",
+				x.ActiveExperts, x.PerGPU, x.RoutedPairs, x.Routing, x.ActiveWeightBytes/1e6, x.ActiveWeightBytes*float64(x.Layers)/1e9)
+		}
 	}
 	a := r.Attention
 	att := fmt.Sprintf("%d/%d heads × %d per GPU; %d full layers", a.HeadsPerGPU, a.KVHeadsPerGPU, a.HeadDim, a.FullLayers)

@@ -68,7 +68,7 @@ func TestValidateClosedLoopTable(t *testing.T) {
 	}
 
 	code, out, _ = runCLI(t, "validate", "--run", exampleSilicon)
-	for _, want := range []string{"silicon_sample.csv (aiconfigurator-silicon): 7 closed-loop runs, 7 simulated\n", "all (bars 20% / 10%)", "gpt-oss-120b on h200 ",
+	for _, want := range []string{"silicon_sample.csv (aiconfigurator-silicon): 7 closed-loop runs, 7 simulated\n", "all (bars 20% / 8%)", "gpt-oss-120b on h200 ",
 		"per layout:", "minimax-m2.5               b200  4   4   1×16", "worst 10 runs by TTFT error:", "worst 10 runs by TPOT error:", "TP4 DP4, experts 1×16"} {
 		if code != 0 || !strings.Contains(out, want) {
 			t.Errorf("table lacks %q:\n%s", want, out)

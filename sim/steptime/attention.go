@@ -143,6 +143,14 @@ func (s *Model) decodeLayers(shape AttentionShape, layers int, seqs, ctx, querie
 // FLOPs and bytes on the attention coefficients: the kernel tables'
 // MHA/GQA rows do not describe it.
 func (s *Model) mlaAttention(b *models.Batch, prefill bool, visit visitor) float64 {
+	if s.mlaGEMM != "" {
+		return s.mlaModule(b, prefill, visit)
+	}
+	return s.mlaFormula(b, prefill, visit)
+}
+
+// mlaFormula is mlaAttention on the formula.
+func (s *Model) mlaFormula(b *models.Batch, prefill bool, visit visitor) float64 {
 	cost := s.cost.Step(b)
 	op := models.OpAttnDecode
 	if prefill {
@@ -177,7 +185,15 @@ func (s *Model) Explain(b *models.Batch) []Kernel {
 	eager := s.eager(t)
 	s.denseTime(t, visit)
 	if s.shapes.MoE != nil {
-		s.moeTime(s.groupTokens(b), eager, visit)
+		moe := s.moeTime(s.groupTokens(b), eager, visit)
+		if s.sharedOverlaps(t) {
+			shared := s.sharedTime(t, eager, 1, nil)
+			keep := 0.0
+			if shared > moe {
+				keep = (shared - moe) / shared
+			}
+			s.sharedTime(t, eager, keep, visit)
+		}
 	}
 	s.attentionTime(b, visit)
 	s.sampledTime(b.Sampled, eager, visit)

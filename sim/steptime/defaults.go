@@ -46,14 +46,21 @@ var PredecessorSystems = map[string]string{
 	"b200_sxm": "h200_sxm", "b300_sxm": "h200_sxm",
 }
 
-// PredecessorUtilisationFormats are the MoE formats whose successor tables
-// time another kernel than the one vLLM serves with: on SM100 vLLM runs
-// mxfp4 experts on FlashInfer's TRT-LLM kernels, while the collector's
-// B200 mxfp4 rows sit 4-7x off the bandwidth roofline (slower than the
-// H200's rows in absolute time; measured gpt-oss-120b serving on B200
-// decodes about twice as fast as on H200). For these formats the bound is
-// the predecessor's utilisation on the successor's own peaks.
-var PredecessorUtilisationFormats = map[string]bool{"mxfp4": true}
+// MoEStandIns maps a fused-MoE format to the format whose rows on the
+// same GPU price it when the GPU's table has that format's rows. On SM100
+// (the GPUs with nvfp4 rows: nvfp4 is an SM100+ format) vLLM serves mxfp4
+// experts (gpt-oss) on FlashInfer's TRT-LLM fp4 block-scale MoE
+// (model_executor/layers/quantization/mxfp4.py, get_mxfp4_backend:
+// SM100_FI_MXFP4_BF16 by default, the MXFP8-activation variant with
+// VLLM_USE_FLASHINFER_MOE_MXFP4_MXFP8), the kernel family the nvfp4 rows
+// time (kernel_source vllm_flashinfer_trtllm_moe_fp4); the collector's
+// B200 mxfp4 rows time another path, 4-7x off the bandwidth roofline and
+// slower in absolute time than the H200's rows. The nearest nvfp4 shape's
+// utilisation carries to the mxfp4 work: its touched experts' weight
+// bytes (0.53 B per element with the e8m0 scale of every 32, against
+// nvfp4's 0.5625 with an fp8 scale of every 16) and its FLOPs at the
+// 16-bit rate the BF16-activation kernel multiplies at.
+var MoEStandIns = map[string]string{FormatMXFP4: FormatNVFP4}
 
 // measuredProfile returns the embedded fitted kernel profile of system,
 // with the host costs (HostCosts) laid over it.

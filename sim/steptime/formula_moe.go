@@ -110,6 +110,9 @@ func MoELoads(k MoEKey, tokens int) []float64 {
 	ep := max(k.EP, 1)
 	local := max(e/ep, 1)
 	tk := float64(tokens * max(k.TopK, 1))
+	if k.Routing == RoutingRandom {
+		return everyEP(binomialLoads(tokens, min(max(k.TopK, 1), e), e), ep, local)
+	}
 	if k.Routing != RoutingPowerLaw && k.Routing != RoutingPowerLaw1 {
 		perRank := math.Ceil(tk / float64(ep))
 		out := make([]float64, local)
@@ -160,16 +163,77 @@ func MoELoads(k MoEKey, tokens int) []float64 {
 		xs[i] = math.Min(xs[i], float64(tokens))
 	}
 	sort.Sort(sort.Reverse(sort.Float64Slice(xs)))
+	return everyEP(xs, ep, local)
+}
+
+// everyEP is the loads (largest first) of the expert-parallel rank timed:
+// all of them without EP; else the hottest expert and every ep-th of the
+// rest, local experts in all.
+func everyEP(xs []float64, ep, local int) []float64 {
 	if ep == 1 {
 		return xs
 	}
 	out := make([]float64, 0, local)
 	out = append(out, xs[0])
-	for i := 1; len(out) < local && i < e; i += ep {
+	for i := 1; len(out) < local && i < len(xs); i += ep {
 		out = append(out, xs[i])
 	}
 	for len(out) < local {
 		out = append(out, 0)
+	}
+	return out
+}
+
+// binomialLoads are the expected per-expert loads (largest first) when
+// each of tokens tokens picks topK of e experts uniformly at random: an
+// expert's load is Binomial(tokens, topK/e), taken at e evenly spaced
+// quantiles, the rounding remainder moved onto the largest loads so that
+// they sum to tokens·topK. Few tokens leave experts untouched (about
+// e·(1 − topK/e)^tokens of them), which the balanced (round-robin) rows
+// never do.
+func binomialLoads(tokens, topK, e int) []float64 {
+	n := float64(tokens)
+	p := float64(topK) / float64(e)
+	out := make([]float64, e)
+	if p >= 1 {
+		for i := range out {
+			out[i] = n
+		}
+		return out
+	}
+	mean, sd := n*p, math.Sqrt(n*p*(1-p))
+	lo := max(0, int(math.Floor(mean-12*sd-1)))
+	hi := min(tokens, int(math.Ceil(mean+12*sd+1)))
+	lgN, _ := math.Lgamma(n + 1)
+	lp, lq := math.Log(p), math.Log1p(-p)
+	cdf := make([]float64, 0, hi-lo+1)
+	var acc float64
+	for x := lo; x <= hi; x++ {
+		fx := float64(x)
+		a, _ := math.Lgamma(fx + 1)
+		b, _ := math.Lgamma(n - fx + 1)
+		acc += math.Exp(lgN - a - b + fx*lp + (n-fx)*lq)
+		cdf = append(cdf, acc)
+	}
+	var sum float64
+	j := 0
+	for i := e - 1; i >= 0; i-- { // ascending quantiles fill from the smallest load
+		u := (float64(e-1-i) + 0.5) / float64(e) * acc
+		for j < len(cdf)-1 && cdf[j] < u {
+			j++
+		}
+		out[i] = float64(lo + j)
+		sum += out[i]
+	}
+	for d, i := n*float64(topK)-sum, 0; d != 0; i = (i + 1) % e {
+		switch {
+		case d > 0 && out[i] < n:
+			out[i]++
+			d--
+		case d < 0 && out[e-1-i] > 0:
+			out[e-1-i]--
+			d++
+		}
 	}
 	return out
 }

@@ -24,7 +24,26 @@ const (
 	RoutingBalanced  = "balanced"
 	RoutingPowerLaw  = "power_law_1.2"
 	RoutingPowerLaw1 = "power_law_1.01"
+	// RoutingRandom is not a measured distribution: every token picks its
+	// top-k experts uniformly at random, as a benchmark's random-token
+	// prompts load a trained router (vllm bench serve --dataset-name
+	// random, InferenceX's benchmark_serving). Its loads are binomial
+	// (MoELoads); the table backend reads the balanced rows of the shape
+	// and carries their utilisation to these loads.
+	RoutingRandom = "random"
 )
+
+// Routings are the routing distributions a step can be priced with.
+var Routings = []string{RoutingBalanced, RoutingPowerLaw, RoutingPowerLaw1, RoutingRandom}
+
+// measuredRouting is the measured distribution whose rows stand for r:
+// r itself, or the balanced rows for random routing.
+func measuredRouting(r string) string {
+	if r == RoutingRandom {
+		return RoutingBalanced
+	}
+	return r
+}
 
 // KernelDB holds one GPU system's measured kernel latencies (seconds): the
 // shape of AIConfigurator's perf database, one row per kernel call measured
@@ -41,8 +60,9 @@ type KernelDB struct {
 	context   map[AttentionKey]*grid2
 	decode    map[AttentionKey]*grid2
 	moe       map[MoEKey]*Curve
-	allReduce map[commKey]*Curve // vLLM's tensor-parallel all-reduce, by GPUs and graph/eager
-	nccl      map[commKey]*Curve // NCCL collectives, by op and GPUs
+	allReduce map[commKey]*Curve      // vLLM's tensor-parallel all-reduce, by GPUs and graph/eager
+	nccl      map[commKey]*Curve      // NCCL collectives, by op and GPUs
+	mla       map[[2]string]*mlaTable // MLA modules, by context|generation and KV type/projection format
 
 	finished bool
 
@@ -69,6 +89,7 @@ func NewKernelDB(system, source string) *KernelDB {
 		moe:       map[MoEKey]*Curve{},
 		allReduce: map[commKey]*Curve{},
 		nccl:      map[commKey]*Curve{},
+		mla:       map[[2]string]*mlaTable{},
 	}
 }
 
@@ -140,7 +161,7 @@ func (db *KernelDB) AddDecodeAttention(k AttentionKey, batch, kvLen int, sec flo
 	addGrid(db.decode, k, batch, kvLen, sec)
 }
 
-func addGrid(m map[AttentionKey]*grid2, k AttentionKey, b, x int, sec float64) {
+func addGrid[K comparable](m map[K]*grid2, k K, b, x int, sec float64) {
 	g := m[k]
 	if g == nil {
 		g = &grid2{rows: map[int]*Curve{}}
@@ -215,6 +236,9 @@ func (db *KernelDB) Finish() *KernelDB {
 			c.finish()
 		}
 	}
+	for _, t := range db.mla {
+		t.finish()
+	}
 	db.finished = true
 	return db
 }
@@ -254,6 +278,13 @@ func (db *KernelDB) Size() map[string]int {
 	}
 	for k, c := range db.nccl {
 		out["nccl/"+k.op] += c.Len()
+	}
+	for k, t := range db.mla {
+		for _, g := range t.grids {
+			for _, c := range g.rows {
+				out["mla_"+k[0]+"_module"] += c.Len()
+			}
+		}
 	}
 	return out
 }

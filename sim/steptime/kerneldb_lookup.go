@@ -146,37 +146,82 @@ func (g *grid2) at(batch, x float64, ideal func(b, x float64) float64) float64 {
 // configuration per batch size, so the smaller batch's configuration is
 // available to the larger (the collector's Triton rows jump where their
 // untuned configuration changes, by up to 3× from 64 to 128 tokens).
+//
+// Random routing (RoutingRandom) reads the balanced rows of the same
+// configuration, their utilisation carried to the random loads' ideal
+// time (fewer touched experts at decode sizes, uneven blocks above).
 func (db *KernelDB) LookupMoE(k MoEKey, tokens int, hw Hardware) (float64, bool) {
-	c := db.moe[k]
+	src := measuredKey(k)
+	c := db.moe[src]
 	if c == nil || c.Len() == 0 || tokens < 1 {
 		return 0, false
 	}
+	if src != k {
+		return carryMoE(c, src, hw, k, tokens, hw), true
+	}
 	return moeEnvelope(c, k, tokens, hw), true
+}
+
+// measuredKey is the measured configuration whose rows stand for k: k
+// with its routing's measured stand-in (measuredRouting).
+func measuredKey(k MoEKey) MoEKey {
+	k.Routing = measuredRouting(k.Routing)
+	return k
 }
 
 // PredecessorMoE bounds a fused-MoE time from above: the Predecessor's
 // measured time of configuration k (or of its nearest measured split,
 // carried by utilisation) at tokens — the older generation's kernel runs
-// on this GPU too, and no slower. For PredecessorUtilisationFormats the
-// bound is the predecessor's utilisation on hw's own peaks instead. ok is
-// false without a Predecessor or a measured shape there.
+// on this GPU too, and no slower. ok is false without a Predecessor or a
+// measured shape there.
 func (db *KernelDB) PredecessorMoE(k MoEKey, tokens int, hw Hardware) (float64, bool) {
 	pd := db.Predecessor
 	if pd == nil || tokens < 1 {
 		return 0, false
 	}
-	src := k
+	src := measuredKey(k)
 	if c := pd.moe[src]; c == nil || c.Len() == 0 {
 		var found bool
-		if src, found = pd.nearestSplit(k); !found {
+		if src, found = pd.nearestSplit(src); !found {
 			return 0, false
 		}
 	}
-	on := db.PredecessorHW
-	if PredecessorUtilisationFormats[k.Format] {
-		on = hw
+	return carryMoE(pd.moe[src], src, db.PredecessorHW, k, tokens, db.PredecessorHW), true
+}
+
+// LookupMoEStandIn prices k from the rows of its stand-in format on this
+// GPU (MoEStandIns): the measured configuration of that format nearest to
+// k's per-GPU shape (hidden size, expert width on one GPU, local experts,
+// top-k, and the kind of split), its utilisation carried to k's ideal
+// time. ok is false when k's format has no stand-in or the table has no
+// rows of it; from names the source configuration.
+func (db *KernelDB) LookupMoEStandIn(k MoEKey, tokens int, hw Hardware) (sec float64, from string, ok bool) {
+	f, has := MoEStandIns[k.Format]
+	if !has || tokens < 1 {
+		return 0, "", false
 	}
-	return carryMoE(pd.moe[src], src, db.PredecessorHW, k, tokens, on), true
+	mk := measuredKey(k)
+	logr := func(a, b int) float64 { return math.Abs(math.Log(float64(max(a, 1)) / float64(max(b, 1)))) }
+	var best MoEKey
+	bestD := math.Inf(1)
+	for c, curve := range db.moe {
+		if c.Format != f || c.Routing != mk.Routing || curve.Len() == 0 {
+			continue
+		}
+		d := logr(c.Hidden, k.Hidden) + logr(c.Inter/max(c.TP, 1), k.Inter/max(k.TP, 1)) +
+			logr(c.Experts/max(c.EP, 1), k.Experts/max(k.EP, 1)) + logr(c.TopK, k.TopK) + logr(c.TP*c.EP, k.TP*k.EP)
+		if (c.EP > 1) != (k.EP > 1) {
+			d += 2 // an EP rank walks every rank's pairs: another cost structure
+		}
+		if d < bestD || (d == bestD && moeLess(c, best)) {
+			best, bestD, ok = c, d, true
+		}
+	}
+	if !ok {
+		return 0, "", false
+	}
+	return carryMoE(db.moe[best], best, hw, k, tokens, hw),
+		fmt.Sprintf("%s %d×%d, %d experts top %d, TP%d×EP%d", best.Format, best.Hidden, best.Inter, best.Experts, best.TopK, best.TP, best.EP), true
 }
 
 // carryMoE carries the utilisation of curve c (configuration src measured
@@ -310,18 +355,50 @@ func (db *KernelDB) LookupMoETransfer(k MoEKey, tokens int, hw Hardware) (sec fl
 	if tokens < 1 {
 		return 0, "", false
 	}
-	if src, found := db.nearestSplit(k); found {
+	mk := measuredKey(k)
+	if src, found := db.nearestSplit(mk); found {
 		return carryMoE(db.moe[src], src, hw, k, tokens, hw), fmt.Sprintf("TP%d×EP%d", src.TP, src.EP), true
 	}
 	if sib := db.Sibling; sib != nil {
-		if c := sib.moe[k]; c != nil && c.Len() > 0 {
-			return carryMoE(c, k, db.SiblingHW, k, tokens, hw), sib.System, true
+		if c := sib.moe[mk]; c != nil && c.Len() > 0 {
+			return siblingMoE(c, mk, db.SiblingHW, k, tokens, hw), sib.System, true
 		}
-		if src, found := sib.nearestSplit(k); found {
-			return carryMoE(sib.moe[src], src, db.SiblingHW, k, tokens, hw), fmt.Sprintf("%s TP%d×EP%d", sib.System, src.TP, src.EP), true
+		if src, found := sib.nearestSplit(mk); found {
+			return siblingMoE(sib.moe[src], src, db.SiblingHW, k, tokens, hw), fmt.Sprintf("%s TP%d×EP%d", sib.System, src.TP, src.EP), true
 		}
 	}
 	return 0, "", false
+}
+
+// siblingMoE carries curve c (configuration src on the family sibling
+// sibHW, the same SMs with other memory) to k on hw. A kernel far below
+// its memory roof on the sibling is held up by its SMs, which hw shares:
+// it keeps the sibling's time (at hw's compute rate), unless hw's memory
+// roof at the best bandwidth utilisation the kernel reaches anywhere on
+// its measured curve is slower. One that runs at that utilisation carries
+// as carryMoE does. (gpt-oss-120b's mxfp4 experts decode about as fast on
+// the H100 as on the H200, 30% more bandwidth notwithstanding.)
+//
+// A source split another way is first carried to k's split on the
+// sibling (carryMoE), and a source curve's best utilisation read relative
+// to that split.
+func siblingMoE(c *Curve, src MoEKey, sibHW Hardware, k MoEKey, tokens int, hw Hardware) float64 {
+	t := carryMoE(c, src, sibHW, k, tokens, sibHW)
+	if f, fs := hw.Roof(k.Format).FLOPS, sibHW.Roof(k.Format).FLOPS; f > 0 && fs > 0 {
+		t *= fs / f
+	}
+	var best float64
+	for i, x := range c.X {
+		w := MoEWorkFor(src, int(x))
+		if u := (w.WeightBytes + w.ActBytes) / sibHW.BytesPerSec / c.Y[i]; u > best {
+			best = u
+		}
+	}
+	if best > 0 {
+		w := MoEWorkFor(k, tokens)
+		t = math.Max(t, (w.WeightBytes+w.ActBytes)/hw.BytesPerSec/best)
+	}
+	return t
 }
 
 // nearestSplit finds the measured split of k's model shape closest to k's.

@@ -45,14 +45,11 @@ func TestMoEEnvelope(t *testing.T) {
 	}
 }
 
-// The predecessor's measured time bounds the time from above (for
-// PredecessorUtilisationFormats its utilisation on this GPU's peaks); a
-// faster own table stays.
+// The predecessor's measured time bounds the time from above; a faster
+// own table stays.
 func TestPredecessorMoE(t *testing.T) {
-	oldHW := Hardware{PeakFLOPS: map[string]float64{"fp8": 1e18, "mxfp4": 1e18}, BytesPerSec: 0.5e12}
-	hw := Hardware{PeakFLOPS: map[string]float64{"fp8": 1e18, "mxfp4": 1e18}, BytesPerSec: 1e12}
-	fp4 := moeTestKey
-	fp4.Format = "mxfp4"
+	oldHW := Hardware{PeakFLOPS: map[string]float64{"fp8": 1e18}, BytesPerSec: 0.5e12}
+	hw := Hardware{PeakFLOPS: map[string]float64{"fp8": 1e18}, BytesPerSec: 1e12}
 	for _, c := range []struct {
 		name  string
 		k     MoEKey
@@ -63,7 +60,6 @@ func TestPredecessorMoE(t *testing.T) {
 		// GPU's ideal.
 		{"slow own rows", moeTestKey, 0.1, 4},
 		{"fast own rows", moeTestKey, 0.8, 4},
-		{"utilisation format", fp4, 0.1, 2},
 	} {
 		ideal := moeIdeal(c.k, 16, hw)
 		pre := NewKernelDB("old", "hand")
@@ -136,5 +132,94 @@ func TestLookupMoETransfer(t *testing.T) {
 	}
 	if _, _, ok := db.LookupMoETransfer(MoEKey{Format: "bf16"}, 8, moeTestHW); ok {
 		t.Error("a shape measured nowhere was transferred")
+	}
+}
+
+// mxfp4 experts on a GPU with nvfp4 rows are priced from the nearest
+// nvfp4 shape's utilisation, not from their own rows; without nvfp4 rows
+// the own rows stay.
+func TestLookupMoEStandIn(t *testing.T) {
+	hw := Hardware{PeakFLOPS: map[string]float64{"nvfp4": 1e18, "mxfp4": 1e18}, BytesPerSec: 1e12}
+	k := MoEKey{Format: FormatMXFP4, Routing: RoutingBalanced, Hidden: 2880, Inter: 2880, TopK: 4, Experts: 128, TP: 1, EP: 1}
+	near1 := MoEKey{Format: FormatNVFP4, Routing: RoutingBalanced, Hidden: 4096, Inter: 1536, TopK: 8, Experts: 128, TP: 1, EP: 1}
+	far := MoEKey{Format: FormatNVFP4, Routing: RoutingBalanced, Hidden: 7168, Inter: 2048, TopK: 8, Experts: 384, TP: 1, EP: 1}
+	db := NewKernelDB("sm100", "hand")
+	db.AddMoE(k, 32, 10*moeIdeal(k, 32, hw))           // 10%: another kernel
+	db.AddMoE(near1, 32, 1.25*moeIdeal(near1, 32, hw)) // 80%
+	db.AddMoE(far, 32, 5*moeIdeal(far, 32, hw))        // 20%
+	db.Finish()
+	got, from, ok := db.LookupMoEStandIn(k, 32, hw)
+	if !ok || !near(got, 1.25*moeIdeal(k, 32, hw)) || from != "nvfp4 4096×1536, 128 experts top 8, TP1×EP1" {
+		t.Errorf("stand-in %g from %q (ok %v), want 80%% of the mxfp4 ideal from the 4096×1536 rows", got, from, ok)
+	}
+	hopper := NewKernelDB("sm90", "hand")
+	hopper.AddMoE(k, 32, 2*moeIdeal(k, 32, hw))
+	hopper.Finish()
+	if _, _, ok := hopper.LookupMoEStandIn(k, 32, hw); ok {
+		t.Error("a table without nvfp4 rows priced mxfp4 from a stand-in")
+	}
+	if _, _, ok := db.LookupMoEStandIn(near1, 32, hw); ok {
+		t.Error("nvfp4 itself took a stand-in")
+	}
+}
+
+// Random routing reads the balanced rows, carried to the binomial loads:
+// at decode sizes fewer experts are touched than round robin touches, so
+// a weight-bound layer is faster; at large batches every expert is
+// touched either way.
+func TestRandomRouting(t *testing.T) {
+	k := MoEKey{Format: "fp8", Routing: RoutingBalanced, Hidden: 1024, Inter: 512, TopK: 8, Experts: 128, TP: 1, EP: 1}
+	r := k
+	r.Routing = RoutingRandom
+	db := NewKernelDB("gpu", "hand")
+	for _, n := range []int{16, 4096} {
+		db.AddMoE(k, n, 2*moeIdeal(k, n, moeTestHW))
+	}
+	db.Finish()
+	small, ok := db.LookupMoE(r, 16, moeTestHW)
+	bal, _ := db.LookupMoE(k, 16, moeTestHW)
+	if !ok || !(small < 0.8*bal) {
+		t.Errorf("random at 16 tokens %g, balanced %g: want fewer touched experts (about 64%% of 128)", small, bal)
+	}
+	wr, wb := MoEWorkFor(r, 16), MoEWorkFor(k, 16)
+	if wb.ExpertsTouched != 128 || wr.ExpertsTouched < 70 || wr.ExpertsTouched > 95 || wr.Pairs != 128 {
+		t.Errorf("touched experts: balanced %v, random %v (pairs %v); want 128 and about 128·(1−(1−8/128)^16) = 82", wb.ExpertsTouched, wr.ExpertsTouched, wr.Pairs)
+	}
+	big, _ := db.LookupMoE(r, 4096, moeTestHW)
+	if bb, _ := db.LookupMoE(k, 4096, moeTestHW); !near(big, bb) && math.Abs(big/bb-1) > 0.02 {
+		t.Errorf("random at 4096 tokens %g, balanced %g: want the same within 2%%", big, bb)
+	}
+	for _, n := range []int{1, 7, 100, 30000} {
+		var sum float64
+		for _, x := range binomialLoads(n, 8, 128) {
+			sum += x
+			if x > float64(n) || x < 0 {
+				t.Fatalf("%d tokens: load %v out of range", n, x)
+			}
+		}
+		if sum != float64(8*n) {
+			t.Errorf("%d tokens: loads sum to %v, want %d", n, sum, 8*n)
+		}
+	}
+}
+
+// A kernel far below its memory roof on the sibling (the same SMs, twice
+// this GPU's bandwidth) keeps the sibling's time here; at the best
+// utilisation its curve reaches it is held by this GPU's memory roof.
+func TestSiblingMoESameDie(t *testing.T) {
+	k := moeTestKey
+	sibHW := Hardware{PeakFLOPS: map[string]float64{"fp8": 1e18}, BytesPerSec: 2e12}
+	hw := Hardware{PeakFLOPS: map[string]float64{"fp8": 1e18}, BytesPerSec: 1e12}
+	sib := NewKernelDB("sibling", "hand")
+	sib.AddMoE(k, 8, 10*moeIdeal(k, 8, sibHW))  // 10% of the sibling's roof
+	sib.AddMoE(k, 64, 2*moeIdeal(k, 64, sibHW)) // 50%: the best
+	sib.Finish()
+	db := NewKernelDB("gpu", "hand").Finish()
+	db.Sibling, db.SiblingHW = sib, sibHW
+	if got, _, ok := db.LookupMoETransfer(k, 8, hw); !ok || !near(got, 10*moeIdeal(k, 8, sibHW)) {
+		t.Errorf("8 tokens: %g (ok %v), want the sibling's own %g", got, ok, 10*moeIdeal(k, 8, sibHW))
+	}
+	if got, _, _ := db.LookupMoETransfer(k, 64, hw); !near(got, 2*moeIdeal(k, 64, hw)) {
+		t.Errorf("64 tokens: %g, want this GPU's roof at 50%%: %g", got, 2*moeIdeal(k, 64, hw))
 	}
 }

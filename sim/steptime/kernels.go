@@ -105,6 +105,59 @@ func (s *Model) gemmCall(format string, m, n, k int, explain bool) (sec float64,
 	return s.formulaCall(sec, bound, explain)
 }
 
+// mlaProjections are the GEMMs of an MLA attention block, which the MLA
+// module rows time with the rest of the block.
+var mlaProjections = map[string]bool{"q_a_proj": true, "q_b_proj": true, "q_proj": true, "kv_a_proj": true, "kv_b_proj": true, "o_proj": true}
+
+// sharedExperts are the GEMMs of a MoE layer's shared experts.
+var sharedExperts = map[string]bool{"shared_gate_up_proj": true, "shared_down_proj": true}
+
+// SharedExpertsStreamTokens is the largest step (token rows) whose shared
+// experts vLLM runs on a second CUDA stream, beside the routed experts
+// (fused_moe/layer.py: the shared-experts stream, used up to
+// VLLM_SHARED_EXPERTS_STREAM_TOKEN_THRESHOLD, 256 by default; above it the
+// input clone costs more than the overlap saves and they run in turn).
+const SharedExpertsStreamTokens = 256
+
+// sharedOverlaps reports whether a step of t token rows runs its shared
+// experts beside the routed ones.
+func (s *Model) sharedOverlaps(t int) bool {
+	return s.shapes.MoE != nil && t <= SharedExpertsStreamTokens && s.hasShared()
+}
+
+func (s *Model) hasShared() bool {
+	for _, g := range s.shapes.GEMMs {
+		if sharedExperts[g.Name] {
+			return true
+		}
+	}
+	return false
+}
+
+// sharedTime is the shared experts' GEMMs at t token rows, each kernel
+// passed to visit with its time scaled by keep (the share not hidden
+// behind the routed experts).
+func (s *Model) sharedTime(t int, eager bool, keep float64, visit visitor) float64 {
+	var sum float64
+	for _, g := range s.shapes.GEMMs {
+		if !sharedExperts[g.Name] {
+			continue
+		}
+		var inner visitor
+		if visit != nil {
+			inner = func(k Kernel) {
+				k.Sec *= keep
+				if keep < 1 {
+					k.Name += fmt.Sprintf(" (%.0f%% hidden behind the routed experts on the shared-experts stream)", 100*(1-keep))
+				}
+				visit(k)
+			}
+		}
+		sum += s.gemm(g, t, eager, inner)
+	}
+	return sum
+}
+
 // denseTime is the time of every kernel whose cost depends only on the
 // step's token rows t: the projections and dense MLP, the router, the
 // elementwise kernels and the tensor-parallel all-reduces.
@@ -112,7 +165,7 @@ func (s *Model) denseTime(t int, visit visitor) float64 {
 	eager := s.eager(t)
 	var sum float64
 	for _, g := range s.shapes.GEMMs {
-		if g.PerSampled {
+		if g.PerSampled || (s.mlaGEMM != "" && mlaProjections[g.Name]) || (sharedExperts[g.Name] && s.sharedOverlaps(t)) {
 			continue
 		}
 		sum += s.gemm(g, t, eager, visit)
@@ -273,8 +326,14 @@ func (s *Model) fusedMoE(k MoEKey, g int, w MoEWork, explain bool) (sec float64,
 	if s.db == nil {
 		return s.formulaCall(sec, bound, explain)
 	}
-	t, ok := s.db.LookupMoE(k, g, s.hw)
-	from, exact := "", ok && s.db.hasMoE(k, g)
+	t, from, ok := s.db.LookupMoEStandIn(k, g, s.hw)
+	exact := false
+	if ok {
+		from = "the " + from + " rows (vLLM's kernel for this format here)"
+	} else {
+		t, ok = s.db.LookupMoE(k, g, s.hw)
+		exact = ok && s.db.hasMoE(k, g)
+	}
 	if !ok {
 		t, from, ok = s.db.LookupMoETransfer(k, g, s.hw)
 	}
@@ -285,6 +344,8 @@ func (s *Model) fusedMoE(k MoEKey, g int, w MoEWork, explain bool) (sec float64,
 		sec = s.scaleMeasured(t, bound) / s.prof.Scale.speed().Experts
 		if explain {
 			switch {
+			case from == "" && k.Routing != measuredRouting(k.Routing):
+				src = fmt.Sprintf("table %s moe/%s %s, carried to %s routing", s.db.System, k.Format, measuredRouting(k.Routing), k.Routing)
 			case from == "":
 				src = s.tableSource("moe/"+k.Format+" "+k.Routing, exact)
 			default:

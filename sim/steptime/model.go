@@ -40,12 +40,16 @@ type Model struct {
 	attn     AttentionShape
 	attnSWA  AttentionShape
 	kvBytesL float64 // KV bytes per token per layer on one GPU
+	// mlaGEMM is the projections' format when the kernel tables' MLA
+	// module rows price the attention block ("" : the formula).
+	mlaGEMM string
 
-	memoTok   []float64 // dense part by token count (NaN: not computed)
-	memoMoE   []float64 // MoE part by the group's token count (CUDA-graph steps)
-	memoMoEE  []float64 // the same for eager steps
-	memoSamp  []float64 // sampled part by sampled count
-	memoLimit int
+	memoTok    []float64 // dense part by token count (NaN: not computed)
+	memoMoE    []float64 // MoE part by the group's token count (CUDA-graph steps)
+	memoMoEE   []float64 // the same for eager steps
+	memoSamp   []float64 // sampled part by sampled count
+	memoShared []float64 // shared experts by token count (overlapped steps)
+	memoLimit  int
 }
 
 // New builds a step-time model on the formula backend. async says whether
@@ -75,14 +79,33 @@ func (s *Model) rebuild() {
 	s.attnSWA = s.attn
 	s.attnSWA.Key.Window = a.Window
 	s.kvBytesL = s.model.KVBytesPerTokenLayer(s.prec.KV, s.tp)
+	s.setMLA()
 	s.resetMemo()
 }
 
-func (s *Model) resetMemo() { s.memoTok, s.memoMoE, s.memoMoEE, s.memoSamp = nil, nil, nil, nil }
+// setMLA chooses the MLA module tables for an MLA model measured at its
+// dimensions and projection format, when the database has them.
+func (s *Model) setMLA() {
+	s.mlaGEMM = ""
+	a := s.model.MLA
+	if s.db == nil || a == nil {
+		return
+	}
+	d := MLADims{Hidden: s.model.HiddenSize, QLoRARank: a.QLoRARank, KVLoRARank: a.KVLoRARank,
+		QKNopeHeadDim: a.QKNopeHeadDim, QKRopeHeadDim: a.QKRopeHeadDim, VHeadDim: a.VHeadDim}
+	if f := s.prec.AttentionFormat(); d == MLAModuleDims && s.db.HasMLAModule(s.attn.Key.KVDType, f) {
+		s.mlaGEMM = f
+	}
+}
+
+func (s *Model) resetMemo() {
+	s.memoTok, s.memoMoE, s.memoMoEE, s.memoSamp, s.memoShared = nil, nil, nil, nil, nil
+}
 
 // WithKernelDB switches to the table backend over db (nil: the formula).
 func (s *Model) WithKernelDB(db *KernelDB) *Model {
 	s.db = db
+	s.setMLA()
 	s.resetMemo()
 	return s
 }
@@ -216,11 +239,18 @@ func (s *Model) gpuTime(b *models.Batch) float64 {
 	if s.shapes.MoE != nil {
 		g := s.groupTokens(b)
 		eager := s.eager(t)
+		var moe float64
 		if eager {
-			gpu += s.memo(&s.memoMoEE, g, func(n int) float64 { return s.moeTime(n, true, nil) })
+			moe = s.memo(&s.memoMoEE, g, func(n int) float64 { return s.moeTime(n, true, nil) })
 		} else {
-			gpu += s.memo(&s.memoMoE, g, func(n int) float64 { return s.moeTime(n, false, nil) })
+			moe = s.memo(&s.memoMoE, g, func(n int) float64 { return s.moeTime(n, false, nil) })
 		}
+		if s.sharedOverlaps(t) {
+			// The shared experts run beside the routed experts and the
+			// expert-parallel exchange: the longer of the two.
+			moe = math.Max(moe, s.memo(&s.memoShared, t, func(n int) float64 { return s.sharedTime(n, s.eager(n), 1, nil) }))
+		}
+		gpu += moe
 	}
 	return gpu
 }
@@ -263,4 +293,15 @@ func (s *Model) Predict(b *models.Batch) Breakdown {
 	out.CPU = s.CPUTime(b)
 	out.Total = s.total(out.GPU, out.CPU)
 	return out
+}
+
+// MoEStep is one MoE layer's routed work on one GPU in step b: the
+// routing distribution priced and the loads it gives the group's tokens
+// (MoEWork: pairs, touched experts and their weight bytes); ok is false
+// for a dense model or an empty step.
+func (s *Model) MoEStep(b *models.Batch) (routing string, w MoEWork, ok bool) {
+	if s.shapes.MoE == nil || b.Tokens() == 0 {
+		return "", MoEWork{}, false
+	}
+	return s.routing, MoEWorkFor(s.moeKey(), s.groupTokens(b)), true
 }

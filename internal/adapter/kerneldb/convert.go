@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strings"
 
 	"github.com/headroom-sim/headroom/sim/steptime"
 )
@@ -271,4 +272,58 @@ func epInvariant(rows []moeRow) map[epGroupKey]bool {
 		}
 	}
 	return out
+}
+
+// mlaGEMM maps an MLA module row's gemm_type to the kernel format of the
+// projections ("" for one the step model does not use).
+func mlaGEMM(s string) string {
+	switch s {
+	case "bfloat16", "bf16":
+		return steptime.FormatBF16
+	case "fp8_block":
+		return steptime.FormatFP8Block
+	case "nvfp4":
+		return steptime.FormatNVFP4
+	}
+	return ""
+}
+
+// addMLA records MLA module rows measured at the dimensions the step
+// model reads them for (steptime.MLAModuleDims: DeepSeek-V3's; a row
+// naming another model is skipped), without the all-reduce (tp_size 1).
+func addMLA(db *steptime.KernelDB, rows []mlaRow, context bool) error {
+	for i, r := range rows {
+		for _, d := range []struct {
+			name string
+			v    int64
+			hi   int64
+		}{{"batch_size", r.BatchSize, maxBatch}, {"isl", r.ISL, maxDim}, {"step", r.Step, maxDim}, {"num_heads", r.NumHeads, 4096}, {"tp_size", r.TPSize, 4096}} {
+			if err := checkDim(i, d.name, d.v, d.hi); err != nil {
+				return err
+			}
+		}
+		if err := checkLatency(i, r.Latency); err != nil {
+			return err
+		}
+		kv, ok := kvDType(r.KVCacheDType)
+		gemm := mlaGEMM(r.GEMMType)
+		if !ok || gemm == "" || r.BatchSize == 0 || r.NumHeads == 0 || r.TPSize > 1 ||
+			(r.Model != "" && !strings.EqualFold(r.Model, "deepseek-ai/DeepSeek-V3")) {
+			continue
+		}
+		k := steptime.MLAKey{KVDType: kv, GEMM: gemm, Heads: int(r.NumHeads)}
+		if context {
+			if r.ISL == 0 {
+				continue
+			}
+			db.AddMLAModule(true, k, int(r.BatchSize), int(r.ISL), r.Latency*1e-3)
+			continue
+		}
+		// step is the KV length including the token being decoded.
+		if r.Step == 0 {
+			continue
+		}
+		db.AddMLAModule(false, k, int(r.BatchSize), int(r.Step), r.Latency*1e-3)
+	}
+	return nil
 }

@@ -29,6 +29,7 @@ var tableFiles = map[string][]string{
 	"attention": {"context_attention_perf.parquet", "generation_attention_perf.parquet"},
 	"moe":       {"moe_perf.parquet"},
 	"comm":      {"custom_allreduce_perf.parquet", "nccl_perf.parquet"},
+	"mla":       {"mla_context_module_perf.parquet", "mla_generation_module_perf.parquet"},
 }
 
 // Systems lists the systems (top-level directories holding at least one
@@ -79,7 +80,7 @@ func Load(fsys fs.FS, system string, opt Options) (*steptime.KernelDB, error) {
 	}
 	db := steptime.NewKernelDB(system, "")
 	var read []string
-	for _, op := range []string{"gemm", "attention", "moe", "comm"} {
+	for _, op := range []string{"gemm", "attention", "moe", "comm", "mla"} {
 		dir := path.Join(system, op, opt.Framework)
 		ver, err := pickVersion(fsys, dir, opt.Version)
 		if err != nil {
@@ -285,6 +286,12 @@ func loadTable(fsys fs.FS, p string, db *steptime.KernelDB) error {
 			return err
 		}
 		return addNCCL(db, rows)
+	case "mla_context_module_perf.parquet", "mla_generation_module_perf.parquet":
+		rows, err := readRows[mlaRow](b)
+		if err != nil {
+			return err
+		}
+		return addMLA(db, rows, strings.HasPrefix(path.Base(p), "mla_context"))
 	}
 	return fmt.Errorf("unknown table")
 }

@@ -51,3 +51,15 @@ type ncclRow struct {
 	MessageSize int64   `parquet:"message_size"`
 	Latency     float64 `parquet:"latency"`
 }
+
+type mlaRow struct {
+	Model        string  `parquet:"model,optional"`
+	KVCacheDType string  `parquet:"kv_cache_dtype"`
+	GEMMType     string  `parquet:"gemm_type"`
+	NumHeads     int64   `parquet:"num_heads"`
+	BatchSize    int64   `parquet:"batch_size"`
+	ISL          int64   `parquet:"isl"`
+	TPSize       int64   `parquet:"tp_size,optional"`
+	Step         int64   `parquet:"step"`
+	Latency      float64 `parquet:"latency"`
+}

@@ -36,8 +36,8 @@ func TestClosedLoopFigures(t *testing.T) {
 	}{
 		// |TTFT| 41, 29, 0, 10: median 19.5 (interpolated); |TPOT| 5, 19, 30, 1: median 12.
 		{"overall TTFT", 19.5, 20, 4, true},
-		{"overall TPOT", 12, 10, 4, false},
-		// Signed TTFT errors -29, 0, 10, 41: median +5, within the ±10% bar.
+		{"overall TPOT", 12, 8, 4, false},
+		// Signed TTFT +41, -29, 0, +10: median +5.
 		{"overall TTFT signed", 5, 10, 4, true},
 		{"m on h100 TTFT", 29, 35, 3, true},
 		{"m on h100 TPOT", 19, 20, 3, true},
@@ -51,6 +51,29 @@ func TestClosedLoopFigures(t *testing.T) {
 	}
 	if len(got) != 9 {
 		t.Errorf("%d figures, want 3 overall + 2 × 3 groups", len(got))
+	}
+	var lay []replay.MeanResult
+	// A layout of five runs: TPOT +20, -30, +16, +17, +18 (signed median
+	// +17: a miss); TP2 of the same pair has four runs (not judged).
+	for _, e := range []float64{1.2, 0.7, 1.16, 1.17, 1.18} {
+		r := mean("l", "h200", 100, 100, 10, 10*e)
+		r.Run = &measured.Run{TP: 4, DP: 2}
+		lay = append(lay, r)
+	}
+	for range 4 {
+		r := mean("l", "h200", 100, 100, 10, 20)
+		r.Run = &measured.Run{TP: 2}
+		lay = append(lay, r)
+	}
+	figs := map[string]accuracy.Figure{}
+	for _, f := range accuracy.ClosedLoopFigures(lay) {
+		figs[f.Key] = f
+	}
+	if f := figs["l on h200, TP4 DP2 TPOT signed"]; math.Abs(f.ValuePct-17) > 1e-6 || f.BarPct != 15 || f.N != 5 || f.Meets() {
+		t.Errorf("layout figure %+v, want 17%% (the signed median) against 15%%, n 5, a miss", f)
+	}
+	if _, ok := figs["l on h200, TP2 TPOT signed"]; ok {
+		t.Error("a layout of four runs was judged")
 	}
 }
 

@@ -25,17 +25,36 @@ import (
 // not listed, on a listed one that got worse, and on a listed one that
 // now meets its bar, and prints the table to paste when the figures moved.
 var knownMisses = map[string]accuracy.KnownMiss{
-	"overall TTFT":                           {CeilingPct: 30.1, Reason: "over-predicted in most groups (signed median +11.0%), with runs 10-25x slow where the simulation queues at high concurrency (worst-runs table)"},
-	"overall TPOT":                           {CeilingPct: 14.8, Reason: "the groups below: Qwen3-235B about half, Llama-3.1-8B at TP >= 2 up to 2.8x, gpt-oss-120b on B200 and H100 +20%"},
-	"gpt-oss-120b on b200 TTFT":              {CeilingPct: 37.6, Reason: "over-predicted at TP 1-2 (+65-81%, per-layout table), near at TP 8"},
-	"gpt-oss-120b on b200 TPOT":              {CeilingPct: 20.7, Reason: "over-predicted at TP 1-2 (+33-48%), under at TP 8 (-18%)"},
-	"gpt-oss-120b on h100-sxm TTFT":          {CeilingPct: 46.1, Reason: "over-predicted at every TP (+30-34% signed), and the c512 rows, where the measured server held most requests back (TTFT 20-460 s), far off"},
-	"gpt-oss-120b on h100-sxm TPOT":          {CeilingPct: 21.3, Reason: "over-predicted at TP 2 (+43%); the c512 rows measured 4-6 ms per token with most requests held back, predicted 5-13x"},
-	"gpt-oss-120b on h200 TTFT":              {CeilingPct: 35.4, Reason: "over-predicted at TP 2-8 (+26-60% signed)"},
-	"llama-3.1-8b-instruct-fp8 on h200 TPOT": {CeilingPct: 80.1, Reason: "over-predicted, more so with TP (+39% at TP 1 to +178% at TP 8): a small model whose step is mostly fixed and TP-collective cost"},
-	"minimax-m2.5 on h100-sxm TTFT":          {CeilingPct: 40.0, Reason: "TP 4 with the experts over 1x4 GPUs over-predicted (+45%), TP 4 x DP 4 under (-19%)"},
-	"qwen3-235b-a22b-fp8 on h200 TTFT":       {CeilingPct: 48.1, Reason: "predicted about half the measured TTFT at every layout but TP 4 with sliced experts"},
-	"qwen3-235b-a22b-fp8 on h200 TPOT":       {CeilingPct: 46.8, Reason: "predicted about half the measured TPOT at TP 1-2 (-46 to -56%), -20% at TP 4"},
+	"overall TTFT":                                                  {CeilingPct: 41.0, Reason: "under-predicted nearly everywhere (signed -38%): the request path and host costs as on main before their refit (main alone: 38.7%); this branch's faster MoE prefill takes 2 points more"},
+	"overall TPOT":                                                  {CeilingPct: 12.4, Reason: "the layout groups below: Qwen3-235B and Llama-3.1-8B of the vLLM 0.12 gap-analysis campaign, the MiniMax-M2.5 DP x EP rows read on tp x dp GPUs, MiniMax NVFP4 and small-batch floors about 15-20% fast"},
+	"overall TTFT signed":                                           {CeilingPct: 37.7, Reason: "-38%: TTFT under-predicted since main's request-path change (signed -34% on main before this branch's merge); host-side, for the host-cost refit"},
+	"gpt-oss-120b on b200 TTFT":                                     {CeilingPct: 42.0, Reason: "-41% to -47% signed at every TP: TTFT under-predicted since main's request-path change (signed -34% on main before this branch's merge); host-side, for the host-cost refit"},
+	"gpt-oss-120b on h100-sxm TPOT":                                 {CeilingPct: 21.4, Reason: "over-predicted at TP 2 (+24%); the c512 rows measured 4-6 ms per token with most requests held back, predicted 5-13x"},
+	"gpt-oss-120b on h200 TTFT":                                     {CeilingPct: 44.8, Reason: "-41% to -47% signed at every TP: TTFT under-predicted since main's request-path change (signed -34% on main before this branch's merge); host-side, for the host-cost refit"},
+	"llama-3.1-8b-instruct-fp8 on h200 TTFT":                        {CeilingPct: 45.4, Reason: "+61% to +65% signed: the rows' prompts were cheaper to prefill than stated (docs/steptime.md)"},
+	"llama-3.1-8b-instruct-fp8 on h200 TPOT":                        {CeilingPct: 83.6, Reason: "the short-output rows imply more prefill work per second than the GPU's fp8 GEMM rows allow (cached or shorter prompts than stated); long-output rows are close (docs/steptime.md)"},
+	"minimax-m2.5 on b200 TTFT":                                     {CeilingPct: 40.0, Reason: "-21% to -40% signed at every layout: TTFT under-predicted since main's request-path change (signed -34% on main before this branch's merge); host-side, for the host-cost refit"},
+	"minimax-m2.5 on h200 TTFT":                                     {CeilingPct: 44.1, Reason: "-44% signed: TTFT under-predicted since main's request-path change (signed -34% on main before this branch's merge); host-side, for the host-cost refit"},
+	"minimax-m2.5-nvfp4 on b200 TTFT":                               {CeilingPct: 40.9, Reason: "-27% to -46% signed: TTFT under-predicted since main's request-path change (signed -34% on main before this branch's merge); host-side, for the host-cost refit"},
+	"qwen3-235b-a22b-fp8 on h200 TTFT":                              {CeilingPct: 59.7, Reason: "-28% to -74% signed: the vLLM 0.12 gap-analysis rows, and the host side as on main"},
+	"qwen3-235b-a22b-fp8 on h200 TPOT":                              {CeilingPct: 43.6, Reason: "measured TPOT about constant in batch at each GPU count, as if every step streamed all experts plus a fixed time; no kernel row does (docs/steptime.md)"},
+	"gpt-oss-120b on h100-sxm, TP2, experts 2×1 TPOT signed":        {CeilingPct: 25.0, Reason: "+25%: the H200's mxfp4 rows borrowed at the H200's own time; H200 TP 2 itself is +16%"},
+	"gpt-oss-120b on h200, TP2, experts 2×1 TPOT signed":            {CeilingPct: 16.2, Reason: "+16%: the H200's own mxfp4 rows at TP 2 (TP 1 and 4 within 9%)"},
+	"llama-3.1-8b-instruct-fp8 on h200, TP1 TPOT signed":            {CeilingPct: 37.9, Reason: "+38%: prefill of the stated prompts exceeds what the fp8 GEMM rows allow at the measured request rate (workload, docs/steptime.md)"},
+	"llama-3.1-8b-instruct-fp8 on h200, TP2 TPOT signed":            {CeilingPct: 83.6, Reason: "+84%: as TP 1, and the TP all-reduces of 8,000-token prefills on top"},
+	"minimax-m2.5 on b200, TP2 DP2, experts 1×4 TPOT signed":        {CeilingPct: 21.0, Reason: "-21%: the rows measure what TP 2 x EP 2 on 2 GPUs measures; read as 4 GPUs (the table's tp x attention_dp layout)"},
+	"minimax-m2.5 on b200, TP4 DP4, experts 1×16 TPOT signed":       {CeilingPct: 27.5, Reason: "-27%: the rows measure what TP 4 x EP 4 on 4 GPUs measures; read as 16 GPUs"},
+	"minimax-m2.5 on h100-sxm, TP4 DP4, experts 1×16 TPOT signed":   {CeilingPct: 29.0, Reason: "-29%: the same runs as TP 4 x EP 4 (run names tp4_ep4, figures within 1%); read as 16 GPUs"},
+	"minimax-m2.5 on h200, TP4, experts 4×1 TPOT signed":            {CeilingPct: 23.2, Reason: "-23%, worst at low concurrency (-37% at 4 users): a per-step floor about 4 ms above the kernels' sum"},
+	"minimax-m2.5-nvfp4 on b200, TP2 DP2, experts 1×4 TPOT signed":  {CeilingPct: 28.1, Reason: "-28%: read as 4 GPUs, run on 2 (as the fp8 DP x EP rows)"},
+	"minimax-m2.5-nvfp4 on b200, TP4, experts 4×1 TPOT signed":      {CeilingPct: 18.3, Reason: "-18%: its two campaigns measure 10-40% apart at the same layout and load; small-batch floor under-predicted"},
+	"minimax-m2.5-nvfp4 on b300, TP2 DP2, experts 1×4 TPOT signed":  {CeilingPct: 25.5, Reason: "-26%: read as 4 GPUs, run on 2 (as the fp8 DP x EP rows)"},
+	"minimax-m2.5-nvfp4 on b300, TP4, experts 4×1 TPOT signed":      {CeilingPct: 15.9, Reason: "-16%: small-batch floor under-predicted, as on the B200"},
+	"qwen3-235b-a22b-fp8 on h200, TP1 DP2, experts 2×1 TPOT signed": {CeilingPct: 52.3, Reason: "-52%: the vLLM 0.12 gap-analysis rows (see the group's TPOT)"},
+	"qwen3-235b-a22b-fp8 on h200, TP2, experts 1×2 TPOT signed":     {CeilingPct: 46.6, Reason: "-47%: as TP 1 x DP 2"},
+	"qwen3-235b-a22b-fp8 on h200, TP2, experts 2×1 TPOT signed":     {CeilingPct: 40.6, Reason: "-41%: as TP 1 x DP 2"},
+	"qwen3-235b-a22b-fp8 on h200, TP2 DP2, experts 4×1 TPOT signed": {CeilingPct: 41.9, Reason: "-42%: as TP 1 x DP 2"},
+	"qwen3-235b-a22b-fp8 on h200, TP4, experts 4×1 TPOT signed":     {CeilingPct: 18.8, Reason: "-19%: as TP 1 x DP 2, less so on 4 GPUs"},
 }
 
 // knownRunMisses are the same for the request-level runs
@@ -76,8 +95,9 @@ func replayOptions(cat *catalogs.Catalog) replay.Options {
 // TestClosedLoopRunsMeetTheBars replays every run of the closed-loop
 // table with the built-in kernel tables, as `headroom validate --runs-from
 // ../shared/data/measured` does, and enforces the bars on the mean TTFT
-// and TPOT: the median absolute error over all runs ≤ 20% and ≤ 10%, per
-// (model, GPU) ≤ 35% and ≤ 20%. It takes minutes (each run is a
+// and TPOT: the median absolute error over all runs ≤ 20% and ≤ 8%, per
+// (model, GPU) ≤ 35% and ≤ 20%, and per (model, GPU, layout) of at least
+// five runs a TPOT signed median within ±15%. It takes minutes (each run is a
 // simulation of up to 10,000 requests; 4.4 min on two shared cores), so
 // -short skips it.
 func TestClosedLoopRunsMeetTheBars(t *testing.T) {

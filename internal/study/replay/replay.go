@@ -45,6 +45,14 @@ func Scenario(run *measured.Run) scenario.Scenario {
 		s.DP = run.DP
 	}
 	s.ExpertParallel = run.ExpertParallel || run.MoEEP > 1
+	if run.Format == measured.FormatSilicon {
+		// The silicon tables' benchmarks send random token ids
+		// (InferenceX's benchmark_serving --dataset-name random,
+		// AIConfigurator's synthetic prompts), which a trained router
+		// spreads uniformly: not the skewed routing of real traffic
+		// that the power-law default stands for.
+		s.StepTime.MoERouting = steptime.RoutingRandom
+	}
 	if d := run.Disagg; d != nil {
 		// Prefill and decode engines apart, each pool with its own
 		// workers and layout; the KV cache crosses the default link.

@@ -9,6 +9,7 @@ import (
 	"github.com/headroom-sim/headroom/sim"
 	"github.com/headroom-sim/headroom/sim/engine"
 	"github.com/headroom-sim/headroom/sim/stats"
+	"github.com/headroom-sim/headroom/sim/steptime"
 	"github.com/headroom-sim/headroom/sim/workload"
 )
 
@@ -68,7 +69,9 @@ type StepTimeSpec struct {
 	// measurements of the GPU, when Headroom has them.
 	KernelDB string `yaml:"kernel_db" json:"kernel_db"`
 	// MoERouting is the measured fused-MoE routing distribution the table
-	// backend reads: balanced | power_law_1.2 (default) | power_law_1.01.
+	// backend reads: balanced | power_law_1.2 (default) | power_law_1.01 | random
+	// (uniform top-k, as random-token benchmark prompts route; the balanced
+	// rows carried to those loads).
 	MoERouting string `yaml:"moe_routing" json:"moe_routing"`
 }
 
@@ -165,8 +168,8 @@ func (s *Scenario) Validate() error {
 		return &FieldError{Field: "dp", Reason: fmt.Sprintf("%d is not in [0, 1024]", s.DP)}
 	case !slices.Contains([]string{"", "table", "formula"}, s.StepTime.Backend):
 		return &FieldError{Field: "steptime.backend", Reason: fmt.Sprintf("%q is not table or formula", s.StepTime.Backend)}
-	case !slices.Contains([]string{"", "balanced", "power_law_1.2", "power_law_1.01"}, s.StepTime.MoERouting):
-		return &FieldError{Field: "steptime.moe_routing", Reason: fmt.Sprintf("%q is not balanced, power_law_1.2 or power_law_1.01", s.StepTime.MoERouting)}
+	case s.StepTime.MoERouting != "" && !slices.Contains(steptime.Routings, s.StepTime.MoERouting):
+		return &FieldError{Field: "steptime.moe_routing", Reason: fmt.Sprintf("%q is not balanced, power_law_1.2, power_law_1.01 or random", s.StepTime.MoERouting)}
 	case !slices.Contains(routers, s.Router):
 		return &FieldError{Field: "router", Reason: notRouter(s.Router)}
 	case !(s.NetworkRTTMS >= 0 && s.NetworkRTTMS < 1e7):

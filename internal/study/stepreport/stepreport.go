@@ -94,6 +94,16 @@ type Experts struct {
 	PerGPU        int    `json:"per_gpu"`
 	Routing       string `json:"routing"`
 	ExpertsFormat string `json:"format"`
+	// ActiveExperts is how many of one GPU's experts the step's tokens
+	// reach in a layer under the routing (the expected draw; for expert
+	// parallelism the rank timed), RoutedPairs the token-expert pairs they
+	// serve, and ActiveWeightBytes the weights those experts stream: per
+	// layer, one GPU.
+	ActiveExperts     float64 `json:"active_experts"`
+	RoutedPairs       float64 `json:"routed_pairs"`
+	ActiveWeightBytes float64 `json:"active_weight_bytes_per_layer"`
+	// Layers is the MoE layers of a pass.
+	Layers int `json:"moe_layers"`
 }
 
 // Attention is the attention kernels' per-GPU geometry.
@@ -296,7 +306,10 @@ func assemble(cfg *sim.Config, sm *steptime.Model, b *Batch, mb *models.Batch) *
 			routing = steptime.RoutingPowerLaw
 		}
 		r.Experts = &Experts{Routed: ms.Experts, TopK: ms.TopK, MoETP: ms.TP, MoEEP: ms.EP, PerGPU: ms.Experts / max(ms.EP, 1),
-			Routing: routing, ExpertsFormat: ms.Format}
+			Routing: routing, ExpertsFormat: ms.Format, Layers: ms.Layers}
+		if _, w, ok := sm.MoEStep(mb); ok {
+			r.Experts.ActiveExperts, r.Experts.RoutedPairs, r.Experts.ActiveWeightBytes = round(w.ExpertsTouched, 1), w.Pairs, math.Round(w.WeightBytes)
+		}
 		r.Batch.MoEGroupTokens = mb.Tokens() * dp
 	}
 	if db := cfg.KernelDB; db != nil {
