@@ -50,6 +50,14 @@ type Speculative struct {
 	// proposer on the host CPU, at NgramNSPerToken per context token.
 	Drafter         *models.Drafter
 	NgramNSPerToken float64
+	// HostSetupSec and HostPassSec are a model drafter's host (CPU) time
+	// in a step that drafts: the set-up once (the drafter's inputs from
+	// the verified tokens, its attention metadata), then each of the K
+	// passes (the metadata of the next position, the forward's launches,
+	// the logits and the argmax). The passes are launched back to back,
+	// so they take the longer of their host and GPU times
+	// (proposerTime).
+	HostSetupSec, HostPassSec float64
 	// Lookahead is the KV slots reserved beyond the scheduled tokens of a
 	// running request (vLLM's num_lookahead_tokens: K for EAGLE, EAGLE-3
 	// and MTP, 0 otherwise).
@@ -70,6 +78,8 @@ func (sp *Speculative) validate() error {
 		return &hardware.FieldError{Field: "engine.speculative", Reason: fmt.Sprintf("lookahead %d is not in [0, %d]", sp.Lookahead, sp.K)}
 	case !(sp.NgramNSPerToken >= 0 && sp.NgramNSPerToken < 1e6):
 		return &hardware.FieldError{Field: "engine.speculative", Reason: fmt.Sprintf("n-gram CPU time %g ns per token is not in [0, 1e6)", sp.NgramNSPerToken)}
+	case !(sp.HostSetupSec >= 0 && sp.HostSetupSec < 1) || !(sp.HostPassSec >= 0 && sp.HostPassSec < 1):
+		return &hardware.FieldError{Field: "engine.speculative", Reason: fmt.Sprintf("proposer host times %g s and %g s per pass are not in [0, 1)", sp.HostSetupSec, sp.HostPassSec)}
 	}
 	for i, p := range sp.PerPosition {
 		if !(p >= 0 && p <= 1) || (i > 0 && p > sp.PerPosition[i-1]) {
@@ -114,9 +124,10 @@ type specState struct {
 
 	drafts, draftTokens, accepted int64
 	perPos                        []int64
-	decodeDeliveries, decodeToks  int64 // deliveries after the first token, and their tokens
-	outToks                       int64 // every output token
-	proposeSec, stepSec           float64
+	decodeDeliveries, decodeToks  int64   // deliveries after the first token, and their tokens
+	outToks                       int64   // every output token
+	proposeSec, stepSec           float64 // the speculative terms (specCost.total) and whole steps
+	cost                          SpecStepCost
 }
 
 func newSpecState(cfg *Config) (*specState, error) {
@@ -138,67 +149,6 @@ func newSpecState(cfg *Config) (*specState, error) {
 		}
 	}
 	return p, nil
-}
-
-// proposeTime is the proposer's time in the step rp has just scheduled:
-// the drafter's K passes on the GPU, or the n-gram scan on the CPU, for
-// the requests that sample this step. It runs after the target's forward
-// pass, inside the same engine step.
-func (p *specState) proposeTime(rp *replica) float64 {
-	p.ctxs = p.ctxs[:0]
-	b := &p.batch
-	b.Reset()
-	for _, sc := range rp.sched {
-		r := sc.r
-		switch {
-		case sc.prefill:
-			last := r.computed+sc.n == r.numTokens()
-			b.AddPrefill(sc.n, r.computed, p.window, last)
-			if last {
-				p.ctxs = append(p.ctxs, r.numTokens()+1)
-			}
-		default:
-			// The verified tokens, rejected ones included: vLLM pads the
-			// drafter's first pass rather than wait for the acceptance.
-			n := 1 + int(r.verify)
-			b.AddDraftInput(r.computed+1, n, p.window)
-			p.ctxs = append(p.ctxs, r.computed+n+1)
-		}
-	}
-	if len(p.ctxs) == 0 {
-		return 0
-	}
-	if p.model == nil {
-		tokens := 0
-		for _, c := range p.ctxs {
-			tokens += c
-		}
-		return float64(tokens) * p.sp.NgramNSPerToken * 1e-9
-	}
-	d := p.sp.Drafter
-	sec := p.model.GPUTime(b) + p.fcTime(b.Tokens(), d.FCInputs+d.FirstFCInputs)
-	for j := 1; j < p.sp.K; j++ {
-		b.Reset()
-		for _, c := range p.ctxs {
-			b.AddDecode(c+j-1, p.window)
-		}
-		sec += p.model.GPUTime(b) + p.fcTime(len(p.ctxs), d.FCInputs)
-	}
-	return sec
-}
-
-// fcTime is a draft pass's input projections over m tokens: inputs
-// hidden sizes into one (replicated on every GPU, as vLLM's fc and
-// eh_proj are), and EAGLE-3's wider attention input.
-func (p *specState) fcTime(m, inputs int) float64 {
-	t := 0.0
-	if inputs > 0 {
-		t = p.model.GEMMTime(p.fc, m, p.hidden, inputs*p.hidden)
-	}
-	if p.qkvN > 0 {
-		t += p.model.GEMMTime(p.fc, m, p.qkvN, p.hidden)
-	}
-	return t
 }
 
 // proposeCap is how many drafts r may get: K, within max_model_len (vLLM
@@ -323,13 +273,4 @@ func (p *specState) report(steps int64) *SpeculativeReport {
 		r.ProposerTimeRatio = round(p.proposeSec/p.stepSec, 4)
 	}
 	return r
-}
-
-// withProposer adds the proposer's time to a step of rp whose target
-// pass takes target seconds, and tallies both for the report.
-func (p *specState) withProposer(rp *replica, target float64) float64 {
-	t := p.proposeTime(rp)
-	p.proposeSec += t
-	p.stepSec += target + t
-	return target + t
 }

@@ -65,6 +65,9 @@ func speculative(eng *engine.Config, d *models.Drafter) (*sim.Speculative, strin
 	if sp.UsesLookahead() {
 		out.Lookahead = sp.NumSpeculativeTokens
 	}
+	if d != nil {
+		out.HostSetupSec, out.HostPassSec = engine.ProposerHostUS*1e-6, engine.ProposerHostUS*1e-6
+	}
 	if acc.Extrapolated != "" {
 		out.AcceptanceSource += "; " + acc.Extrapolated
 	}
