@@ -62,8 +62,10 @@ type Speculative struct {
 	// running request (vLLM's num_lookahead_tokens: K for EAGLE, EAGLE-3
 	// and MTP, 0 otherwise).
 	Lookahead int
-	// AcceptanceSource says where PerPosition comes from (for the report).
-	AcceptanceSource string
+	// AcceptanceSource says where PerPosition comes from (for the report);
+	// AcceptanceWarning, when set, that it is a published default measured
+	// on another workload.
+	AcceptanceSource, AcceptanceWarning string
 }
 
 func (sp *Speculative) validate() error {
@@ -219,8 +221,11 @@ func (rp *replica) addVerify(r *request, n int) bool {
 type SpeculativeReport struct {
 	Method               string `json:"method"`
 	NumSpeculativeTokens int    `json:"num_speculative_tokens"`
-	// AcceptanceSource says where the acceptance model comes from.
-	AcceptanceSource string `json:"acceptance_source"`
+	// AcceptanceSource says where the acceptance model comes from;
+	// AcceptanceWarning is set when it is a method's published default,
+	// measured on another workload (it names the dataset).
+	AcceptanceSource  string `json:"acceptance_source"`
+	AcceptanceWarning string `json:"acceptance_warning,omitempty"`
 	// Drafts is the proposals verified (vLLM num_drafts): request-steps
 	// that carried drafts; DraftTokens the drafts in them (after the
 	// token budget's trimming); AcceptedTokens those accepted.
@@ -251,7 +256,7 @@ type SpeculativeReport struct {
 // report is the run's speculative decoding summary over the engines'
 // steps.
 func (p *specState) report(steps int64) *SpeculativeReport {
-	r := &SpeculativeReport{Method: p.sp.Method, NumSpeculativeTokens: p.sp.K, AcceptanceSource: p.sp.AcceptanceSource,
+	r := &SpeculativeReport{Method: p.sp.Method, NumSpeculativeTokens: p.sp.K, AcceptanceSource: p.sp.AcceptanceSource, AcceptanceWarning: p.sp.AcceptanceWarning,
 		Drafts: p.drafts, DraftTokens: p.draftTokens, AcceptedTokens: p.accepted,
 		PerPositionAcceptanceRate: make([]float64, p.sp.K)}
 	if p.draftTokens > 0 {

@@ -325,6 +325,10 @@ func writeReportTable(w io.Writer, sc *scenario.Scenario, res *scenario.Resolved
 	if sp := r.Speculative; sp != nil {
 		fmt.Fprintf(tw, "Speculative\t%s, %d drafts: %.1f%% accepted (by position %s), mean acceptance length %.2f, %.2f tokens per request step, proposer %.1f%% of step time\n",
 			sp.Method, sp.NumSpeculativeTokens, 100*sp.AcceptanceRate, percents(sp.PerPositionAcceptanceRate), sp.MeanAcceptanceLength, sp.TokensPerRequestStep, 100*sp.ProposerTimeRatio)
+		fmt.Fprintf(tw, "Acceptance	%s\n", sp.AcceptanceSource)
+		if sp.AcceptanceWarning != "" {
+			fmt.Fprintf(tw, "Warning\t%s\n", sp.AcceptanceWarning)
+		}
 	}
 	if r.SLA != nil {
 		verdict := "MET"

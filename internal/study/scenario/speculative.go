@@ -61,7 +61,7 @@ func speculative(eng *engine.Config, d *models.Drafter) (*sim.Speculative, strin
 	}
 	acc := sp.Resolve()
 	out := &sim.Speculative{Method: sp.Method, K: sp.NumSpeculativeTokens, PerPosition: acc.PerPosition, ProposalRate: acc.ProposalRate,
-		Drafter: d, NgramNSPerToken: engine.NgramNSPerToken, AcceptanceSource: acc.Source}
+		Drafter: d, NgramNSPerToken: engine.NgramNSPerToken, AcceptanceSource: acc.Source, AcceptanceWarning: acc.Warning}
 	if sp.UsesLookahead() {
 		out.Lookahead = sp.NumSpeculativeTokens
 	}
