@@ -1,0 +1,51 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/headroom-sim/headroom/internal/study/calibrate"
+	"github.com/headroom-sim/headroom/internal/testkit/refdata"
+)
+
+// calibrate --fit acceptance on the shared vllm+eagle run: a rate in [0,
+// 1] with its source, the other stages checked, and --out a block the
+// scenario's engine.speculative takes.
+func TestCalibrateAcceptanceCLI(t *testing.T) {
+	dir := refdata.Path(t, "measured/inference-perf-kubecon/vllm+eagle")
+	out := filepath.Join(t.TempDir(), "acceptance.json")
+	code, stdout, errb := runCLI(t, "calibrate", "--fit", "acceptance", "--trace", dir, "--stage", "0", "--holdout-stages", "--output", "json", "--out", out)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errb)
+	}
+	var fit calibrate.AcceptanceFit
+	if err := json.Unmarshal([]byte(stdout), &fit); err != nil {
+		t.Fatal(err)
+	}
+	if fit.Method != "eagle3" || fit.NumSpeculativeTokens != 4 || !(fit.Rate >= 0 && fit.Rate <= 1) || !strings.Contains(fit.Source, "vllm+eagle stage 0") {
+		t.Errorf("fit %+v", fit)
+	}
+	if len(fit.Holdouts) != 6*3 {
+		t.Errorf("%d held-out figures, want 3 for each of stages 1-6", len(fit.Holdouts))
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var file struct {
+		Acceptance struct {
+			Rate   *float64 `json:"rate"`
+			Source string   `json:"source"`
+		} `json:"acceptance"`
+	}
+	if err := json.Unmarshal(b, &file); err != nil || file.Acceptance.Rate == nil || *file.Acceptance.Rate != fit.Rate || file.Acceptance.Source != fit.Source {
+		t.Errorf("--out wrote %s (%v)", b, err)
+	}
+	// A multi-stage run needs the stage to fit on.
+	if code, _, errb := runCLI(t, "calibrate", "--fit", "acceptance", "--trace", dir); code != 2 || !strings.Contains(errb, "--stage: ") {
+		t.Errorf("without --stage: exit %d, %s", code, errb)
+	}
+}
