@@ -249,8 +249,55 @@ type SpeculativeReport struct {
 	// OutputTokensPerStep is all output tokens over all engine steps.
 	OutputTokensPerStep float64 `json:"output_tokens_per_step"`
 	// ProposerTimeRatio is the proposer's share of the engines' step
-	// time.
+	// time (with the rejection sampler: the speculative terms' share).
 	ProposerTimeRatio float64 `json:"proposer_time_ratio"`
+	// Verdict is the planner's answer (speed-up and break-even
+	// acceptance), when the command that ran the report asked for it; the
+	// simulator itself leaves it nil.
+	Verdict *SpeculationVerdict `json:"verdict,omitempty"`
+}
+
+// SpeculationVerdict is whether speculation pays for a scenario: at low
+// load and at the scenario's own load (the SLA's), its speed-up at the
+// assumed acceptance and the acceptance below which it is slower than
+// the same scenario without speculation.
+type SpeculationVerdict struct {
+	// MeanAcceptanceLength is the tokens a verification yields at the
+	// assumed acceptance (1 + Σ per-position rates, times the proposal
+	// rate for n-gram); AcceptanceSource where it comes from.
+	MeanAcceptanceLength float64 `json:"mean_acceptance_length"`
+	AcceptanceSource     string  `json:"acceptance_source"`
+	// LowLoad is one request in flight at a time (absent for trace and
+	// multi-turn workloads, whose lengths come with their arrivals);
+	// AtLoad the scenario's workload as given.
+	LowLoad *SpeculationAt `json:"low_load,omitempty"`
+	AtLoad  *SpeculationAt `json:"at_load"`
+	Notes   []string       `json:"notes,omitempty"`
+}
+
+// SpeculationAt is speculation's effect at one load.
+type SpeculationAt struct {
+	// Load says what the load is.
+	Load string `json:"load"`
+	// E2EP50MS and TPOTP50MS are with speculation at the assumed
+	// acceptance, E2EP50PlainMS and TPOTP50PlainMS without (the same
+	// scenario, num_speculative_tokens 0).
+	E2EP50MS       float64 `json:"e2e_p50_ms"`
+	E2EP50PlainMS  float64 `json:"e2e_p50_plain_ms"`
+	TPOTP50MS      float64 `json:"tpot_p50_ms"`
+	TPOTP50PlainMS float64 `json:"tpot_p50_plain_ms"`
+	// SpeedupRatio is E2EP50PlainMS ÷ E2EP50MS (above 1: speculation is
+	// faster), TPOTSpeedupRatio the same for TPOT.
+	SpeedupRatio     float64 `json:"speedup_ratio"`
+	TPOTSpeedupRatio float64 `json:"tpot_speedup_ratio"`
+	// BreakEvenRate is the conditional acceptance rate (draft i accepted
+	// with probability rate^i) at which the E2E P50 with speculation
+	// equals the one without, and BreakEvenMeanAcceptanceLength its mean
+	// acceptance length; both absent when speculation is slower at any
+	// acceptance or faster even with none (BreakEven says which).
+	BreakEvenRate                 *float64 `json:"break_even_rate,omitempty"`
+	BreakEvenMeanAcceptanceLength *float64 `json:"break_even_mean_acceptance_length,omitempty"`
+	BreakEven                     string   `json:"break_even"`
 }
 
 // report is the run's speculative decoding summary over the engines'

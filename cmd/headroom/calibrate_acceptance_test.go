@@ -49,3 +49,44 @@ func TestCalibrateAcceptanceCLI(t *testing.T) {
 		t.Errorf("without --stage: exit %d, %s", code, errb)
 	}
 }
+
+// simulate answers whether speculation pays (speculative.verdict) unless
+// told not to.
+func TestSimulateSpeculationVerdict(t *testing.T) {
+	args := []string{"simulate", "--requests", "60", "--output", "json", "--set", "engine.speculative.method=eagle3",
+		"--set", "engine.speculative.num_speculative_tokens=4", "--set", "engine.speculative.acceptance.rate=0.05"}
+	for _, off := range []bool{false, true} {
+		a := args
+		if off {
+			a = append(a, "--speculation-verdict=false")
+		}
+		code, out, errb := runCLI(t, a...)
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, errb)
+		}
+		var rep struct {
+			Speculative struct {
+				Verdict *struct {
+					LowLoad *struct {
+						SpeedupRatio  float64  `json:"speedup_ratio"`
+						BreakEvenRate *float64 `json:"break_even_rate"`
+					} `json:"low_load"`
+				} `json:"verdict"`
+			} `json:"speculative"`
+		}
+		if err := json.Unmarshal([]byte(out), &rep); err != nil {
+			t.Fatal(err)
+		}
+		v := rep.Speculative.Verdict
+		switch {
+		case off && v != nil:
+			t.Errorf("--speculation-verdict=false: verdict %+v", v)
+		case !off && (v == nil || v.LowLoad == nil || !(v.LowLoad.SpeedupRatio < 1) || v.LowLoad.BreakEvenRate == nil):
+			t.Errorf("verdict %+v: want a slow-down at 5%% acceptance and a break-even rate", v)
+		}
+	}
+	code, out, _ := runCLI(t, args[:len(args)-6]...)
+	if code != 0 || strings.Contains(out, `"verdict"`) {
+		t.Errorf("without speculation: exit %d, a verdict in the report", code)
+	}
+}
