@@ -27,8 +27,10 @@ func runCalibrate(ctx context.Context, e *env, args []string) error {
 	var evals, stage, split, baselineStage int
 	var prior float64
 	var holdoutStages bool
-	var fit, baseline string
+	var fit, baseline, counters, countersBefore string
 	fs := newFlagSet("calibrate")
+	fs.StringVar(&counters, "spec-decode-metrics", "", "with --fit acceptance: a scrape of the server's /metrics (Prometheus text) after the run: the acceptance is read off its vllm:spec_decode_* counters")
+	fs.StringVar(&countersBefore, "spec-decode-metrics-before", "", "with --spec-decode-metrics: a scrape before the run, whose counts are subtracted")
 	fs.StringVar(&fit, "fit", "profile", "what to fit: profile (the step-time coefficients) or acceptance (a speculative run's draft acceptance)")
 	fs.StringVar(&baseline, "baseline", "", "with --fit acceptance: the same server and load without speculation, whose simulated ÷ measured decode time corrects the target")
 	fs.IntVar(&baselineStage, "baseline-stage", -1, "with --baseline: its benchmark to compare (default: --stage)")
@@ -59,6 +61,12 @@ func runCalibrate(ctx context.Context, e *env, args []string) error {
 	if fit == "profile" && baseline != "" {
 		return usagef("--baseline: only read with --fit acceptance")
 	}
+	if fit == "profile" && counters != "" {
+		return usagef("--spec-decode-metrics: only read with --fit acceptance")
+	}
+	if countersBefore != "" && counters == "" {
+		return usagef("--spec-decode-metrics-before: give --spec-decode-metrics (the scrape after the run) too")
+	}
 	if format != "table" && format != "json" && format != "markdown" {
 		return usagef("--output: %q is not table, json or markdown", format)
 	}
@@ -72,7 +80,7 @@ func runCalibrate(ctx context.Context, e *env, args []string) error {
 	}
 	if fit == "acceptance" {
 		return runFitAcceptance(ctx, e, acceptanceFlags{trace: trace, baseline: baseline, out: out, format: format,
-			stage: stage, baselineStage: baselineStage, holdoutStages: holdoutStages}, full, &o, cat)
+			stage: stage, baselineStage: baselineStage, holdoutStages: holdoutStages, counters: counters, countersBefore: countersBefore}, full, &o, cat)
 	}
 	if split > 1 {
 		if len(full.Requests) == 0 {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"text/tabwriter"
 
 	"github.com/headroom-sim/headroom/catalogs"
@@ -16,6 +17,7 @@ import (
 // acceptanceFlags are calibrate's flags for --fit acceptance.
 type acceptanceFlags struct {
 	trace, baseline, out, format string
+	counters, countersBefore     string
 	stage, baselineStage         int
 	holdoutStages                bool
 }
@@ -57,6 +59,27 @@ func runFitAcceptance(ctx context.Context, e *env, f acceptanceFlags, run *measu
 		}
 		opt.Baseline = b
 	}
+	if f.counters != "" {
+		if f.baseline != "" {
+			return usagef("--baseline: the counters give the acceptance; there is nothing to correct")
+		}
+		c, err := readCounters(f.counters)
+		if err != nil {
+			return usagef("--spec-decode-metrics %s: %v", f.counters, err)
+		}
+		opt.CountsSource = filepath.Base(f.counters)
+		if f.countersBefore != "" {
+			b, err := readCounters(f.countersBefore)
+			if err != nil {
+				return usagef("--spec-decode-metrics-before %s: %v", f.countersBefore, err)
+			}
+			if c, err = c.Sub(b); err != nil {
+				return usagef("--spec-decode-metrics-before %s: %v", f.countersBefore, err)
+			}
+			opt.CountsSource += " less " + filepath.Base(f.countersBefore)
+		}
+		opt.Counts = c
+	}
 	fit, err := calibrate.FitAcceptance(ctx, run, cat, opt)
 	if err != nil {
 		return calibrateError(f.trace, err)
@@ -84,20 +107,39 @@ func runFitAcceptance(ctx context.Context, e *env, f acceptanceFlags, run *measu
 	return nil
 }
 
+// readCounters reads a /metrics scrape's spec_decode counters.
+func readCounters(path string) (*measured.SpecDecodeCounts, error) {
+	fh, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer fh.Close()
+	return measured.ReadSpecDecodeCounts(fh, filepath.Base(path))
+}
+
 // acceptanceFile is what --out writes: the scenario's
-// engine.speculative.acceptance, with its source.
+// engine.speculative.acceptance, with its source (the per-position
+// rates when the counters gave them).
 func acceptanceFile(f *calibrate.AcceptanceFit) map[string]any {
+	if f.FromCounters {
+		return map[string]any{"acceptance": map[string]any{"per_position": f.PerPosition, "source": f.Source}}
+	}
 	return map[string]any{"acceptance": map[string]any{"rate": f.Rate, "source": f.Source}}
 }
 
 func writeAcceptanceTable(w io.Writer, f *calibrate.AcceptanceFit) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "Fitted on\t%s %s: %s, %d drafts per step\n", f.Run, stageLabelText(f.Stage), f.Method, f.NumSpeculativeTokens)
-	fmt.Fprintf(tw, "Decode time\tmeasured %.1f ms (E2E P50 − TTFT P50), target %.1f ms, simulated %.1f ms at the fit\n", f.MeasuredDecodeMS, f.TargetDecodeMS, f.PredictedDecodeMS)
-	fmt.Fprintf(tw, "Acceptance\trate %.4f (conditional): per position %v, mean acceptance length %.3f, %.1f%% of drafts accepted\n", f.Rate, f.PerPosition, f.MeanAcceptanceLength, 100*f.AcceptanceRate)
-	fmt.Fprintf(tw, "From the means\trate %.4f, mean acceptance length %.3f\n", f.RateFromMeans, f.MeanAcceptanceLengthFromMeans)
-	fmt.Fprintf(tw, "Simulations\t%d\n", f.Evaluations)
-	fmt.Fprintf(tw, "Scenario\tengine.speculative.acceptance: {rate: %g, source: %q}\n", f.Rate, f.Source)
+	if f.FromCounters {
+		fmt.Fprintf(tw, "Acceptance\tper position %v (vLLM's counters), mean acceptance length %.3f, %.1f%% of drafts accepted\n", f.PerPosition, f.MeanAcceptanceLength, 100*f.AcceptanceRate)
+		fmt.Fprintf(tw, "Scenario\tengine.speculative.acceptance: {per_position: %v, source: %q}\n", f.PerPosition, f.Source)
+	} else {
+		fmt.Fprintf(tw, "Decode time\tmeasured %.1f ms (E2E P50 − TTFT P50), target %.1f ms, simulated %.1f ms at the fit\n", f.MeasuredDecodeMS, f.TargetDecodeMS, f.PredictedDecodeMS)
+		fmt.Fprintf(tw, "Acceptance\trate %.4f (conditional): per position %v, mean acceptance length %.3f, %.1f%% of drafts accepted\n", f.Rate, f.PerPosition, f.MeanAcceptanceLength, 100*f.AcceptanceRate)
+		fmt.Fprintf(tw, "From the means\trate %.4f, mean acceptance length %.3f\n", f.RateFromMeans, f.MeanAcceptanceLengthFromMeans)
+		fmt.Fprintf(tw, "Simulations\t%d\n", f.Evaluations)
+		fmt.Fprintf(tw, "Scenario\tengine.speculative.acceptance: {rate: %g, source: %q}\n", f.Rate, f.Source)
+	}
 	tw.Flush()
 	for _, n := range f.Notes {
 		fmt.Fprintf(w, "note: %s\n", n)

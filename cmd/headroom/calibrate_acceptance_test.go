@@ -50,6 +50,33 @@ func TestCalibrateAcceptanceCLI(t *testing.T) {
 	}
 }
 
+// With vLLM's spec_decode counters the acceptance is read off them, per
+// position, and --out writes per_position.
+func TestCalibrateAcceptanceFromCounters(t *testing.T) {
+	dir := refdata.Path(t, "measured/inference-perf-kubecon/vllm+eagle")
+	metrics := "../../internal/adapter/measured/testdata/vllm-metrics/spec-decode.txt"
+	out := filepath.Join(t.TempDir(), "acceptance.json")
+	code, stdout, errb := runCLI(t, "calibrate", "--fit", "acceptance", "--trace", dir, "--stage", "0", "--spec-decode-metrics", metrics, "--output", "json", "--out", out)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errb)
+	}
+	var fit calibrate.AcceptanceFit
+	if err := json.Unmarshal([]byte(stdout), &fit); err != nil {
+		t.Fatal(err)
+	}
+	if !fit.FromCounters || fit.Evaluations != 0 || len(fit.PerPosition) != 4 || fit.PerPosition[0] != 0.09 || fit.MeanAcceptanceLength != 1.13 {
+		t.Errorf("fit %+v", fit)
+	}
+	b, _ := os.ReadFile(out)
+	if !strings.Contains(string(b), `"per_position"`) || !strings.Contains(string(b), "spec_decode counters") {
+		t.Errorf("--out wrote %s", b)
+	}
+	// A scrape subtracted from itself counts no proposal.
+	if code, _, errb := runCLI(t, "calibrate", "--fit", "acceptance", "--trace", dir, "--stage", "0", "--spec-decode-metrics", metrics, "--spec-decode-metrics-before", metrics); code == 0 || !strings.Contains(errb, "no proposals") {
+		t.Errorf("an empty interval: exit %d, %s", code, errb)
+	}
+}
+
 // simulate answers whether speculation pays (speculative.verdict) unless
 // told not to.
 func TestSimulateSpeculationVerdict(t *testing.T) {

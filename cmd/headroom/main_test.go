@@ -62,6 +62,8 @@ func TestExitCodes(t *testing.T) {
 		{"compare without b", []string{"compare"}, 2, "--b or --b-set"},
 		{"calibrate without trace", []string{"calibrate"}, 2, "--trace: a measured run is required"},
 		{"validate at an acceptance above 1", []string{"validate", "--run", "x", "--acceptance-rate", "2"}, 2, "--acceptance-rate: 2 is not in [0, 1]"},
+		{"calibrate a profile from counters", []string{"calibrate", "--trace", "x", "--spec-decode-metrics", "m.txt"}, 2, "--spec-decode-metrics: only read with --fit acceptance"},
+		{"counters before without after", []string{"calibrate", "--trace", "x", "--fit", "acceptance", "--spec-decode-metrics-before", "m.txt"}, 2, "--spec-decode-metrics-before: give --spec-decode-metrics"},
 		{"calibrate an unknown fit", []string{"calibrate", "--trace", "x", "--fit", "drafts"}, 2, `--fit: "drafts" is not profile or acceptance`},
 		{"calibrate a profile against a baseline", []string{"calibrate", "--trace", "x", "--baseline", "y"}, 2, "--baseline: only read with --fit acceptance"},
 		{"calibrate acceptance of a run without speculation", []string{"calibrate", "--fit", "acceptance", "--trace", "../../internal/adapter/measured/testdata/vllm-bench/serve-detailed.json", "--gpu", "h100-sxm"}, 2,

@@ -37,6 +37,12 @@ type AcceptanceOptions struct {
 	// HoldoutStages checks the fitted acceptance on every other benchmark
 	// of the run.
 	HoldoutStages bool
+	// Counts, when set, are vLLM's spec_decode counters over the run
+	// (measured.ReadSpecDecodeCounts): the acceptance is then read off
+	// them (per position), not fitted, and CountsSource says where they
+	// come from.
+	Counts       *measured.SpecDecodeCounts
+	CountsSource string
 	// Profile replaces the GPU's default step-time coefficients; KernelDB
 	// loads the table backend's kernels (nil: the formula backend).
 	Profile  *steptime.Profile
@@ -69,6 +75,10 @@ type AcceptanceFit struct {
 	PredictedDecodeMS float64 `json:"predicted_decode_ms"`
 	BaselineRatio     float64 `json:"baseline_ratio,omitempty"`
 	Evaluations       int     `json:"evaluations"`
+	// FromCounters says the acceptance was read off vLLM's spec_decode
+	// counters (PerPosition is then the measurement, Rate its first
+	// position, and no decode time was fitted).
+	FromCounters bool `json:"from_counters,omitempty"`
 	// Source is the text to give as engine.speculative.acceptance.source.
 	Source   string            `json:"source"`
 	Holdouts []AcceptanceCheck `json:"holdouts,omitempty"`
@@ -101,6 +111,9 @@ func FitAcceptance(ctx context.Context, run *measured.Run, cat *catalogs.Catalog
 		return nil, fmt.Errorf("baseline %s speculates too: give the same server without --speculative-config", b.Name)
 	}
 	fit := &AcceptanceFit{Run: run.Name, Stage: opt.Stage, Method: sp.Method, NumSpeculativeTokens: sp.NumSpeculativeTokens}
+	if opt.Counts != nil {
+		return fit.fromCounters(ctx, run, cat, opt)
+	}
 	med, err := fitDecode(ctx, run, cat, opt, "p50", fit)
 	if err != nil {
 		return nil, err
@@ -123,11 +136,44 @@ func FitAcceptance(ctx context.Context, run *measured.Run, cat *catalogs.Catalog
 		fit.Notes = append(fit.Notes, fmt.Sprintf("the mean request accepts more than the median (mean acceptance length %.3f from the means, %.3f from the medians): the run's requests accept unevenly, which the simulator does not model (one acceptance model for every request); the medians' rate reproduces the percentiles, the means' the tokens per step", fit.MeanAcceptanceLengthFromMeans, fit.MeanAcceptanceLength))
 	}
 	if opt.HoldoutStages {
-		if err := fit.checkStages(ctx, run, cat, opt); err != nil {
+		rate := fit.Rate
+		if err := fit.checkStages(ctx, run, cat, opt, &engine.Acceptance{Rate: &rate}); err != nil {
 			return nil, err
 		}
 	}
 	return fit, nil
+}
+
+// fromCounters reads the acceptance off vLLM's counters, and checks it
+// on the run's benchmarks when asked.
+func (f *AcceptanceFit) fromCounters(ctx context.Context, run *measured.Run, cat *catalogs.Catalog, opt AcceptanceOptions) (*AcceptanceFit, error) {
+	k := f.NumSpeculativeTokens
+	per, err := opt.Counts.PerPosition(k)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", opt.CountsSource, err)
+	}
+	f.FromCounters = true
+	f.PerPosition = make([]float64, k)
+	for i, p := range per {
+		f.PerPosition[i] = round4(p)
+	}
+	f.Rate = f.PerPosition[0]
+	f.MeanAcceptanceLength = round4(engine.MeanAcceptanceLength(per))
+	f.AcceptanceRate = round4((f.MeanAcceptanceLength - 1) / float64(k))
+	f.RateFromMeans, f.MeanAcceptanceLengthFromMeans = f.Rate, f.MeanAcceptanceLength
+	f.Source = fmt.Sprintf("vLLM's spec_decode counters (%s): %.0f proposals, %.0f of %.0f drafts accepted", opt.CountsSource, opt.Counts.Drafts, opt.Counts.AcceptedTokens, opt.Counts.DraftTokens)
+	if d := opt.Counts.DraftTokens; d > 0 {
+		if got := opt.Counts.AcceptedTokens / d; math.Abs(got-f.AcceptanceRate) > 0.01 {
+			f.Notes = append(f.Notes, fmt.Sprintf("the counters' accepted ÷ drafted (%.4f) differs from the per-position rates' (%.4f): the budget trimmed drafts, or the scrape mixes servers", got, f.AcceptanceRate))
+		}
+	}
+	if opt.HoldoutStages {
+		acc := &engine.Acceptance{PerPosition: f.PerPosition}
+		if err := f.checkStages(ctx, run, cat, opt, acc); err != nil {
+			return nil, err
+		}
+	}
+	return f, nil
 }
 
 // decodeFit is one bisection's outcome (ms).
@@ -227,14 +273,13 @@ func stageLabel(stage int) string {
 	return fmt.Sprintf("stage %d", stage)
 }
 
-// checkStages replays every other benchmark at the fitted acceptance.
-func (f *AcceptanceFit) checkStages(ctx context.Context, run *measured.Run, cat *catalogs.Catalog, opt AcceptanceOptions) error {
-	rate := f.Rate
+// checkStages replays every other benchmark at acceptance acc.
+func (f *AcceptanceFit) checkStages(ctx context.Context, run *measured.Run, cat *catalogs.Catalog, opt AcceptanceOptions, acc *engine.Acceptance) error {
 	for _, st := range run.Stages {
 		if st.Index == opt.Stage {
 			continue
 		}
-		parts, err := replay.Parts(run, cat, replay.Options{Profile: opt.Profile, KernelDB: opt.KernelDB, Acceptance: &engine.Acceptance{Rate: &rate}}, st.Index)
+		parts, err := replay.Parts(run, cat, replay.Options{Profile: opt.Profile, KernelDB: opt.KernelDB, Acceptance: acc}, st.Index)
 		if err != nil {
 			return err
 		}
