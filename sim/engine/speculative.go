@@ -172,7 +172,7 @@ func (s *Speculative) Resolve() Resolved {
 		}
 		return out
 	case a != nil && a.Rate != nil:
-		out.PerPosition = geometric(*a.Rate, k)
+		out.PerPosition = Geometric(*a.Rate, k)
 		out.Source = withSource("scenario (rate)", a.Source)
 		if s.Method == SpecNgram && a.ProposalRate == nil {
 			out.ProposalRate = NgramAcceptance(k).ProposalRate
@@ -201,8 +201,9 @@ func defaultWarning(method, dataset string) string {
 	return fmt.Sprintf("no acceptance given: %s's published default is used, measured on %s; acceptance depends on the prompts and the sampling (the shared vllm+eagle run, EAGLE-3 on synthetic prompts, accepted about 3%% of drafts where MT-bench accepts 80%%): give engine.speculative.acceptance from a run of this workload (headroom calibrate --fit acceptance)", method, dataset)
 }
 
-// geometric is Rate^i for i = 1…k.
-func geometric(rate float64, k int) []float64 {
+// Geometric is the per-position rates of one conditional rate: rate^i
+// for i = 1…k.
+func Geometric(rate float64, k int) []float64 {
 	out := make([]float64, k)
 	p := 1.0
 	for i := range out {

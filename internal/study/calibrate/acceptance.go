@@ -124,10 +124,13 @@ func FitAcceptance(ctx context.Context, run *measured.Run, cat *catalogs.Catalog
 	}
 	fit.Rate, fit.MeasuredDecodeMS, fit.TargetDecodeMS, fit.PredictedDecodeMS, fit.BaselineRatio = med.rate, med.measured, med.target, med.predicted, med.ratio
 	fit.RateFromMeans = mean.rate
-	fit.PerPosition = geometric(fit.Rate, sp.NumSpeculativeTokens)
+	fit.PerPosition = engine.Geometric(fit.Rate, sp.NumSpeculativeTokens)
+	for i, p := range fit.PerPosition {
+		fit.PerPosition[i] = round4(p)
+	}
 	fit.MeanAcceptanceLength = round4(engine.MeanAcceptanceLength(fit.PerPosition))
 	fit.AcceptanceRate = round4((fit.MeanAcceptanceLength - 1) / float64(sp.NumSpeculativeTokens))
-	fit.MeanAcceptanceLengthFromMeans = round4(engine.MeanAcceptanceLength(geometric(mean.rate, sp.NumSpeculativeTokens)))
+	fit.MeanAcceptanceLengthFromMeans = round4(engine.MeanAcceptanceLength(engine.Geometric(mean.rate, sp.NumSpeculativeTokens)))
 	fit.Source = fmt.Sprintf("headroom calibrate --fit acceptance on %s %s (median decode time E2E P50 − TTFT P50, %.1f ms)", run.Name, stageLabel(opt.Stage), med.target)
 	if opt.Baseline != nil {
 		fit.Source += fmt.Sprintf(", against baseline %s", opt.Baseline.Name)
@@ -253,17 +256,6 @@ func fitDecode(ctx context.Context, run *measured.Run, cat *catalogs.Catalog, op
 	}
 	out.rate, out.predicted, out.measured, out.target = round4(out.rate), round4(out.predicted), round4(out.measured), round4(out.target)
 	return out, nil
-}
-
-// geometric is rate^i for i = 1…k, rounded as the fit reports it.
-func geometric(rate float64, k int) []float64 {
-	out := make([]float64, k)
-	p := 1.0
-	for i := range out {
-		p *= rate
-		out[i] = round4(p)
-	}
-	return out
 }
 
 func stageLabel(stage int) string {

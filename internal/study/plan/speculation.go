@@ -157,20 +157,10 @@ func (r *Runner) speculationAt(ctx context.Context, s scenario.Scenario, rep *si
 		}
 	}
 	rate := round4((lo + hi) / 2)
-	length := round4(1 + sumGeometric(rate, k))
+	length := round4(engine.MeanAcceptanceLength(engine.Geometric(rate, k)))
 	at.BreakEvenRate, at.BreakEvenMeanAcceptanceLength = &rate, &length
 	at.BreakEven = fmt.Sprintf("slower below a conditional acceptance rate of %.3f (mean acceptance length %.2f, %.1f%% of drafts accepted)", rate, length, 100*(length-1)/float64(k))
 	return at, nil
-}
-
-// sumGeometric is rate + rate² + … + rate^k.
-func sumGeometric(rate float64, k int) float64 {
-	sum, p := 0.0, 1.0
-	for range k {
-		p *= rate
-		sum += p
-	}
-	return sum
 }
 
 // ratio is a ÷ b, 0 when b is not positive.
