@@ -5,6 +5,7 @@ import (
 	"crypto/subtle"
 	"errors"
 	"fmt"
+	"net/http"
 	"strings"
 
 	"github.com/gin-gonic/gin"
@@ -20,11 +21,15 @@ var errNoToken = fmt.Errorf("%w: send the server's auth_token as Authorization: 
 var openPaths = map[string]bool{"/healthz": true, "/readyz": true}
 
 // authenticate requires "Authorization: Bearer <auth_token>" on every
-// route but the probes when a token is configured (401 otherwise). The
+// route but the probes and the web planner's files (GET and HEAD: a
+// browser opening a page sends no header; the app then sends the token
+// the user gives with every /v1 call) when a token is configured (401
+// otherwise). The
 // token is compared in constant time, as SHA-256 digests so that its
 // length does not leak either.
 func (s *Server) authenticate(c *gin.Context) {
-	if s.tokenSum == nil || openPaths[c.Request.URL.Path] {
+	if s.tokenSum == nil || openPaths[c.Request.URL.Path] ||
+		(c.Request.Method == http.MethodGet || c.Request.Method == http.MethodHead) && isWebPath(c.Request.URL.Path) {
 		c.Next()
 		return
 	}

@@ -1,21 +1,17 @@
 package api
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"net/http"
 	"os"
 	"path"
-	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -29,11 +25,11 @@ import (
 // createCalibration godoc
 //
 //	@Summary		Calibrate the step-time model on a benchmark run
-//	@Description	Fits the simulator's step-time profile to a measured benchmark run, as `headroom calibrate`, and stores it under a new id that scenarios name in their `calibration` field. The body is multipart/form-data: `file` is a benchmark result file in any format the importer detects (vLLM bench, SGLang bench_serving, GenAI-Perf, AIPerf, guidellm, inference-perf, LLMServingSim, llmperf, Headroom's CSV); the other fields fill what the file does not record. A run of at most `calibrations.sync_max_requests` requests is fitted synchronously (201, the calibration file); a larger one answers 422 unless `async=true`, which runs the fit as a job of kind calibrate (202, the job; its result is the stored calibration). The body may be up to `calibrations.upload_limit_bytes`; uploads together, read, fitted or queued, hold at most `calibrations.upload_budget_bytes` (each its size, once: a queued job holds the imported run). Calibrations persist across restarts in `calibration_store`, at most `calibrations.max_stored` of them (422 beyond).
+//	@Description	Fits the simulator's step-time profile to a measured benchmark run, as `headroom calibrate`, and stores it under a new id that scenarios name in their `calibration` field. The body is multipart/form-data: `file` is a benchmark result file in any format the importer detects (vLLM bench, SGLang bench_serving, GenAI-Perf, AIPerf, guidellm, inference-perf, LLMServingSim, llmperf, Headroom's CSV), or, repeated, the files of a run folder (each part's file name its path in the folder, as for POST /v1/inspect); the other fields fill what the file does not record. A run of at most `calibrations.sync_max_requests` requests is fitted synchronously (201, the calibration file); a larger one answers 422 unless `async=true`, which runs the fit as a job of kind calibrate (202, the job; its result is the stored calibration). The body may be up to `calibrations.upload_limit_bytes`; uploads together, read, fitted or queued, hold at most `calibrations.upload_budget_bytes` (each its size, once: a queued job holds the imported run). Calibrations persist across restarts in `calibration_store`, at most `calibrations.max_stored` of them (422 beyond).
 //	@Tags			calibrations
 //	@Accept			multipart/form-data
 //	@Produce		json,application/problem+json
-//	@Param			file					formData	file	true	"benchmark result file"
+//	@Param			file					formData	file	true	"benchmark result file, or (repeated) the files of a run folder"
 //	@Param			format					formData	string	false	"result format (default: detected)"	example(llmservingsim)
 //	@Param			model					formData	string	false	"model (catalog id, alias or Hugging Face id), when the file does not name it"	example(llama-3.1-8b)
 //	@Param			gpu						formData	string	false	"GPU (catalog id or alias), when the file does not name it"	example(rtx-pro-6000)
@@ -66,11 +62,7 @@ func (s *Server) createCalibration(c *gin.Context) {
 	}
 	// The upload's size is reserved before its body is read, and held
 	// until its fit ends (here, or as the job it is handed to).
-	need := s.cfg.Calibrations.UploadLimitBytes
-	if n := c.Request.ContentLength; n > 0 {
-		need = min(n, need)
-	}
-	up, err := s.uploads.reserve(need)
+	form, up, err := s.readUploadForm(c, formFields)
 	if err != nil {
 		s.fail(c, err)
 		return
@@ -81,12 +73,11 @@ func (s *Server) createCalibration(c *gin.Context) {
 			up.release()
 		}
 	}()
-	p, err := s.readCalibrationForm(c)
+	p, err := calibrateParams(form)
 	if err != nil {
 		s.fail(c, err)
 		return
 	}
-	up.shrink(int64(len(p.File)) + maxFormField*int64(len(formFields)))
 	if !async {
 		done, err := s.gate.admit() // once the body is in: a slow client holds no admission
 		if err != nil {
@@ -101,22 +92,10 @@ func (s *Server) createCalibration(c *gin.Context) {
 		return
 	}
 	if async {
-		// The job holds the imported run, not the file again as base64:
+		// The job holds the imported run, not the files again as base64:
 		// the params record the form's other fields.
-		p.File = nil
-		raw, err := json.Marshal(p)
-		if err != nil {
-			s.fail(c, err)
-			return
-		}
-		v, err := s.jobs.SubmitHeld("calibrate", raw, in, up.release)
-		if err != nil {
-			s.fail(c, err)
-			return
-		}
-		handed = true
-		c.Header("Location", "/v1/jobs/"+v.ID)
-		s.respond(c, http.StatusAccepted, v)
+		p.File, p.Files = nil, nil
+		handed = s.submitHeld(c, "calibrate", p, in, up)
 		return
 	}
 	if n, limit := replayRequests(in.run), s.cfg.Calibrations.SyncMaxRequests; n > limit {
@@ -233,68 +212,26 @@ const maxFormField = 4096
 // formFields are the fields of POST /v1/calibrations besides file.
 var formFields = []string{"format", "model", "gpu", "tp", "max_num_seqs", "max_num_batched_tokens", "max_model_len", "stage", "max_evaluations"}
 
-// readCalibrationForm reads the multipart body part by part, within
-// body_read_timeout (the file is held in memory, as the importer reads it
-// whole; nothing goes to disk). Unknown and repeated fields are errors.
-func (s *Server) readCalibrationForm(c *gin.Context) (*CalibrateParams, error) {
-	clear := s.readDeadline(c)
-	p, err := readForm(c)
-	if err != nil {
-		return nil, s.bodyError(err)
-	}
-	clear()
-	return p, nil
-}
-
-func readForm(c *gin.Context) (*CalibrateParams, error) {
-	mr, err := c.Request.MultipartReader()
-	if err != nil {
-		return nil, fmt.Errorf("%w: want a multipart/form-data body with the benchmark result in a field named file (%v)", ErrUnsupportedMedia, err)
-	}
+// calibrateParams are the params an upload's form gives: one file part is
+// the result file, several the files of a run folder.
+func calibrateParams(f *runForm) (*CalibrateParams, error) {
 	p := &CalibrateParams{}
-	seen := map[string]bool{}
-	for {
-		part, err := mr.NextPart()
-		if err == io.EOF {
-			break
+	if len(f.files) == 1 {
+		p.File = f.files[0].Data
+		if p.File == nil {
+			p.File = []byte{}
 		}
-		if err != nil {
-			return nil, formError(err)
+		p.FileName = path.Base(f.files[0].Name)
+		if p.FileName == "." || p.FileName == "/" {
+			p.FileName = ""
 		}
-		name := part.FormName()
-		if seen[name] {
-			return nil, invalid(name, "is given twice")
-		}
-		seen[name] = true
-		if name == "file" {
-			if p.File, err = io.ReadAll(part); err != nil {
-				return nil, formError(err)
-			}
-			if p.File == nil {
-				p.File = []byte{}
-			}
-			p.FileName = path.Base(strings.ReplaceAll(part.FileName(), `\`, "/"))
-			if p.FileName == "." || p.FileName == "/" {
-				p.FileName = ""
-			}
-			continue
-		}
-		if !slices.Contains(formFields, name) {
-			return nil, invalid(name, "unknown form field (known: file, %s)", strings.Join(formFields, ", "))
-		}
-		b, err := io.ReadAll(io.LimitReader(part, maxFormField+1))
-		if err != nil {
-			return nil, formError(err)
-		}
-		if len(b) > maxFormField {
-			return nil, invalid(name, "must be at most %d bytes", maxFormField)
-		}
-		if err := p.setField(name, strings.TrimSpace(string(b))); err != nil {
+	} else {
+		p.Files = f.files
+	}
+	for _, name := range formFields {
+		if err := p.setField(name, f.fields[name]); err != nil {
 			return nil, err
 		}
-	}
-	if p.File == nil {
-		return nil, invalid("file", "is required: the benchmark result file, as a multipart file field")
 	}
 	return p, nil
 }
@@ -348,6 +285,41 @@ func (p *CalibrateParams) setField(name, v string) error {
 	return err
 }
 
+// importRun reads the params' file (or the files of a run folder) and
+// answers the run with the SHA-256 the calibration records (of the file,
+// or of the folder's names and files in order).
+func (p *CalibrateParams) importRun() (*measured.Run, string, error) {
+	h := sha256.New()
+	var files []UploadedFile
+	switch {
+	case p.File != nil && len(p.Files) > 0:
+		return nil, "", invalid("files", "give file or files, not both")
+	case p.File != nil:
+		name := p.FileName
+		if name == "" {
+			name = "upload"
+		}
+		files = []UploadedFile{{Name: name, Data: p.File}}
+		h.Write(p.File)
+	case len(p.Files) > 0:
+		files = p.Files
+		for _, f := range files {
+			h.Write([]byte(f.Name + "\x00"))
+			h.Write(f.Data)
+		}
+	default:
+		return nil, "", invalid("file", "is required: the benchmark result file, or the files of a run folder")
+	}
+	up, err := readUpload(files, p.Format)
+	if err != nil {
+		return nil, "", err
+	}
+	if up.table != nil {
+		return nil, "", invalid("file", "%s: a table of closed-loop runs, one per row: calibrate on one benchmark's result file", up.name)
+	}
+	return up.run, hex.EncodeToString(h.Sum(nil)), nil
+}
+
 // calibrationInput is a fit ready to run: the imported run with the
 // fields applied, the fit's options, and the source it records.
 type calibrationInput struct {
@@ -363,14 +335,7 @@ func (s *Server) prepareCalibration(p *CalibrateParams) (*calibrationInput, erro
 	if err := s.check(p); err != nil {
 		return nil, err
 	}
-	if p.Format != "" && !slices.Contains(measured.Formats(), p.Format) {
-		return nil, invalid("format", "%q is not a result format (known: %s)", p.Format, strings.Join(measured.Formats(), ", "))
-	}
-	name := p.FileName
-	if name == "" {
-		name = "upload"
-	}
-	run, err := measured.Import(bytes.NewReader(p.File), name, p.Format)
+	run, sum, err := p.importRun()
 	if err != nil {
 		return nil, err
 	}
@@ -404,8 +369,7 @@ func (s *Server) prepareCalibration(p *CalibrateParams) (*calibrationInput, erro
 		return nil, err
 	}
 	in := &calibrationInput{run: run, opts: opts}
-	sum := sha256.Sum256(p.File)
-	in.src = calibrate.Source{File: run.Name, Format: run.Format, SHA256: hex.EncodeToString(sum[:]), Run: run.Name, Requests: len(run.Requests)}
+	in.src = calibrate.Source{File: run.Name, Format: run.Format, SHA256: sum, Run: run.Name, Requests: len(run.Requests)}
 	return in, nil
 }
 

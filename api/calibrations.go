@@ -86,7 +86,7 @@ func (s *calibrationStore) openLocked() error {
 	db, err := openBolt(s.path, &bolt.Options{Timeout: boltTimeout})
 	if err != nil {
 		if errors.Is(err, bolterrors.ErrTimeout) {
-			return fmt.Errorf("calibration store %s: locked by another process (another headroom serve?): %w", s.path, err)
+			return fmt.Errorf("calibration store %s: locked by another process (another headroom-server?): %w", s.path, err)
 		}
 		if errors.Is(err, errDamagedStore) {
 			return &ConfigError{Key: "calibration_store", Err: err, Reason: fmt.Sprintf("calibration_store %s: %v; move it aside to start with an empty store (%s)", s.path, err, EnvName("calibration_store"))}

@@ -420,7 +420,7 @@ func TestCalibrationConfigKeys(t *testing.T) {
 	if c.CalibrationStore != "" || c.Calibrations.UploadLimitBytes != 2048 || c.Calibrations.SyncMaxRequests != 1000 || c.Calibrations.SyncTimeout.String() != "5s" {
 		t.Errorf("config %+v", c)
 	}
-	if d := DefaultConfig(); d.CalibrationStore != "headroom-calibrations.db" || d.Calibrations.UploadLimitBytes != 64<<20 {
+	if d := DefaultConfig(); d.Calibrations.UploadLimitBytes != 64<<20 {
 		t.Errorf("defaults %+v", d)
 	}
 	if _, err := LoadConfig(ConfigSources{Flags: map[string]string{"calibrations.sync_max_requests": "0"}}); err == nil {

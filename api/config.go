@@ -56,6 +56,9 @@ type Config struct {
 	// path is relative to the working directory. The file is opened (or
 	// created) at start and locked while the server runs: a second server on
 	// the same file fails to start. "" keeps calibrations in memory only.
+	// LoadConfig defaults it to calibrations.db in the user's state
+	// directory (StateDir), which the server creates if needed; a path
+	// given must be in a directory that exists.
 	CalibrationStore string `koanf:"calibration_store" yaml:"calibration_store"`
 	// KernelDBDir, when set, is the directory whose subdirectories
 	// scenarios and POST /v1/steptime may name as steptime.kernel_db (a
@@ -169,19 +172,20 @@ type LogConfig struct {
 	Format string `koanf:"format" yaml:"format"` // text | json
 }
 
-// DefaultConfig is the built-in configuration.
+// DefaultConfig is the built-in configuration, but for calibration_store,
+// which LoadConfig takes from the environment (DefaultCalibrationStore):
+// here it is "", calibrations in memory.
 func DefaultConfig() Config {
 	return Config{
-		Listen:           "127.0.0.1:8080",
-		BodyLimitBytes:   1 << 20,
-		BodyReadTimeout:  10 * time.Second,
-		ShutdownDrain:    5 * time.Second,
-		ShutdownGrace:    30 * time.Second,
-		CalibrationStore: "headroom-calibrations.db",
-		Limits:           LimitsConfig{Simulations: runtime.NumCPU(), TimeseriesPoints: 50000},
-		Simulate:         SimulateConfig{MaxConcurrent: 2 * runtime.NumCPU(), SyncMaxRequests: 20000, SyncMaxTokens: 500_000_000, SyncTimeout: 30 * time.Second},
-		Calibrations:     CalibrationsConfig{UploadLimitBytes: 64 << 20, SyncMaxRequests: 1000, SyncTimeout: time.Minute, UploadBudgetBytes: 256 << 20, MaxStored: 1000},
-		Models:           ModelsConfig{MaxAdded: 200},
+		Listen:          "127.0.0.1:8080",
+		BodyLimitBytes:  1 << 20,
+		BodyReadTimeout: 10 * time.Second,
+		ShutdownDrain:   5 * time.Second,
+		ShutdownGrace:   30 * time.Second,
+		Limits:          LimitsConfig{Simulations: runtime.NumCPU(), TimeseriesPoints: 50000},
+		Simulate:        SimulateConfig{MaxConcurrent: 2 * runtime.NumCPU(), SyncMaxRequests: 20000, SyncMaxTokens: 500_000_000, SyncTimeout: 30 * time.Second},
+		Calibrations:    CalibrationsConfig{UploadLimitBytes: 64 << 20, SyncMaxRequests: 1000, SyncTimeout: time.Minute, UploadBudgetBytes: 256 << 20, MaxStored: 1000},
+		Models:          ModelsConfig{MaxAdded: 200},
 		Jobs: JobsConfig{
 			Workers: runtime.NumCPU(), QueueSize: 64, ResultTTL: time.Hour, MaxFinished: 1000,
 			MaxRequests: 1000000, MaxTokens: 50_000_000_000, Timeout: time.Hour,
@@ -242,9 +246,12 @@ func ConfigKeys() []string {
 // errors naming the layer and the key.
 func LoadConfig(src ConfigSources) (Config, error) {
 	k := koanf.New(".")
-	if err := k.Load(confmap.Provider(defaultMap(), "."), nil); err != nil {
+	defaults := defaultMap()
+	defaults["calibration_store"] = DefaultCalibrationStore(src.Environ)
+	if err := k.Load(confmap.Provider(defaults, "."), nil); err != nil {
 		return Config{}, err
 	}
+	storeSet := false // by a layer above the defaults
 	if src.File != "" {
 		fk := koanf.New(".")
 		if err := fk.Load(file.Provider(src.File), yaml.Parser()); err != nil {
@@ -256,6 +263,7 @@ func LoadConfig(src ConfigSources) (Config, error) {
 		if err := k.Merge(fk); err != nil {
 			return Config{}, err
 		}
+		storeSet = fk.Exists("calibration_store")
 	}
 	ek := koanf.New(".")
 	names := map[string]string{}
@@ -277,10 +285,13 @@ func LoadConfig(src ConfigSources) (Config, error) {
 	if err := k.Merge(ek); err != nil {
 		return Config{}, err
 	}
+	storeSet = storeSet || ek.Exists("calibration_store")
 	flags := map[string]any{}
 	for key, v := range src.Flags {
 		flags[key] = v
 	}
+	_, inFlags := flags["calibration_store"]
+	storeSet = storeSet || inFlags
 	if err := checkKeys(slices.Sorted(maps.Keys(flags)), func(key string) string { return "flag for key " + key }); err != nil {
 		return Config{}, err
 	}
@@ -295,7 +306,15 @@ func LoadConfig(src ConfigSources) (Config, error) {
 		}
 		return Config{}, &ConfigError{Reason: "configuration: " + msg}
 	}
-	return c, c.Validate()
+	if err := c.Validate(); err != nil {
+		return Config{}, err
+	}
+	if !storeSet && c.CalibrationStore == "" {
+		return Config{}, &ConfigError{Key: "calibration_store", Reason: fmt.Sprintf(
+			"calibration_store: no state directory to keep calibrations in (neither XDG_STATE_HOME nor HOME is set): set it to a file (%s, --calibration-store), or to \"\" to keep them in memory",
+			EnvName("calibration_store"))}
+	}
+	return c, nil
 }
 
 // checkKeys reports the first key that is not a configuration key.

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -61,7 +62,11 @@ func TestLoadConfig(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c, err := LoadConfig(tt.src)
+			// Every case has a home, for the calibration store's default
+			// (TestCalibrationStoreDefault covers the state directory).
+			src := tt.src
+			src.Environ = append([]string{"HOME=/home/u"}, src.Environ...)
+			c, err := LoadConfig(src)
 			if tt.errKey == "" {
 				if err != nil {
 					t.Fatal(err)
@@ -91,5 +96,54 @@ func TestEnvName(t *testing.T) {
 		if got := EnvName(key); got != want || envKey(got) != key {
 			t.Errorf("EnvName(%s) = %s (back: %s), want %s", key, got, envKey(got), want)
 		}
+	}
+}
+
+func TestStateDir(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		environ []string
+		want    string
+	}{
+		{"XDG_STATE_HOME", []string{"HOME=/home/u", "XDG_STATE_HOME=/var/state"}, "/var/state/headroom"},
+		{"home", []string{"HOME=/home/u"}, "/home/u/.local/state/headroom"},
+		{"relative XDG_STATE_HOME ignored", []string{"HOME=/home/u", "XDG_STATE_HOME=state"}, "/home/u/.local/state/headroom"},
+		{"empty XDG_STATE_HOME", []string{"XDG_STATE_HOME=", "HOME=/home/u"}, "/home/u/.local/state/headroom"},
+		{"last entry wins", []string{"HOME=/a", "HOME=/b"}, "/b/.local/state/headroom"},
+		{"neither", []string{"PATH=/bin"}, ""},
+	} {
+		if got := StateDir(c.environ); got != c.want {
+			t.Errorf("%s: StateDir(%q) = %q, want %q", c.name, c.environ, got, c.want)
+		}
+	}
+}
+
+// TestCalibrationStoreDefault: the store defaults to the user's state
+// directory, never the working directory; a layer that sets it wins; with
+// no state directory and nothing set, the error names the key.
+func TestCalibrationStoreDefault(t *testing.T) {
+	c, err := LoadConfig(ConfigSources{Environ: []string{"HOME=/home/u", "XDG_STATE_HOME=/var/state"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.CalibrationStore != "/var/state/headroom/calibrations.db" {
+		t.Errorf("calibration_store %q, want /var/state/headroom/calibrations.db", c.CalibrationStore)
+	}
+	if d := DefaultConfig(); d.CalibrationStore != "" {
+		t.Errorf("DefaultConfig's calibration_store %q, want \"\" (memory: it reads no environment)", d.CalibrationStore)
+	}
+	for _, src := range []ConfigSources{
+		{Environ: []string{"HEADROOM_CALIBRATION_STORE="}},
+		{Flags: map[string]string{"calibration_store": ""}},
+	} {
+		c, err := LoadConfig(src)
+		if err != nil || c.CalibrationStore != "" {
+			t.Errorf("%+v: store %q, err %v; want memory", src, c.CalibrationStore, err)
+		}
+	}
+	_, err = LoadConfig(ConfigSources{Environ: []string{"PATH=/bin"}})
+	var ce *ConfigError
+	if !errors.As(err, &ce) || ce.Key != "calibration_store" || !strings.Contains(err.Error(), "HOME") {
+		t.Errorf("no state directory: err %v, want one naming calibration_store and HOME", err)
 	}
 }

@@ -1,11 +1,14 @@
-// Package api is Headroom's REST API server (`headroom serve`): the
+// Package api is Headroom's REST API server (cmd/headroom-server, which
+// `headroom serve` runs): the
 // catalogs, the capacity answer and the simulator over HTTP, with a job
 // manager for long runs, Prometheus metrics and an OpenAPI document.
 //
 // Reading order:
 //
 //   - config.go: the configuration (koanf: defaults → YAML file →
-//     HEADROOM_* environment → flags; unknown keys are errors).
+//     HEADROOM_* environment → flags; unknown keys are errors);
+//     statedir.go the user's state directory, where the calibration
+//     store lives by default.
 //   - server.go: New, the routes, the middleware (metrics, access log,
 //     panic recovery, authentication, body limit) and the drain and
 //     graceful shutdown in Serve; auth.go the optional bearer token.
@@ -42,12 +45,20 @@
 //     (internal/study/stepreport), its DTO and thin handler; the kernel
 //     databases it and every simulation read come from Domain's provider
 //     (the built-in tables, and directories under kernel_db_dir).
+//   - runupload.go: benchmark runs as uploaded (one result file, or the
+//     files of a run folder with their paths), read in memory;
+//     replay_handlers.go: POST /v1/inspect and POST /v1/validate (`headroom
+//     inspect` and `headroom validate` over an upload) and the validate kind.
+//   - rateprofile_handlers.go: POST /v1/rate-profile, a rate profile (and
+//     a trace's lengths) from an uploaded file, for a scenario inline.
 //   - calibration_handlers.go: POST/GET/DELETE /v1/calibrations and the
 //     calibrate kind (a benchmark file imported by internal/adapter/measured, fitted by
 //     internal/study/calibrate); calibrations.go is their store (bbolt, or memory),
 //     which scenarios' calibration ids resolve through; boltfile.go opens
 //     its file, a damaged one an error, never a fault.
 //   - metrics.go: the Prometheus series.
+//   - webapp.go: the web planner at / (built from ../web into webapp/,
+//     embedded), which asks only the public /v1 API.
 //
 // The OpenAPI document is generated into ../openapi by swag from the
 // annotations (openapi/generate.sh) and embedded from there.
@@ -63,5 +74,5 @@
 //	@securityDefinitions.apikey	BearerToken
 //	@in							header
 //	@name						Authorization
-//	@description				With auth_token configured, every route but /healthz and /readyz needs "Authorization: Bearer <token>" (401 without it).
+//	@description				With auth_token configured, every route but /healthz, /readyz and the web planner's pages and assets (GET /, /plan, /whatif, /validate, /step, /assets/*) needs "Authorization: Bearer <token>" (401 without it).
 package api

@@ -109,11 +109,11 @@ type ImportedModel struct {
 // JobRequest is the body of POST /v1/jobs.
 type JobRequest struct {
 	// Kind selects the runner: simulate, sweep, plan, curve, maxload,
-	// compare or calibrate.
+	// compare, calibrate or validate.
 	Kind string `json:"kind" binding:"required,max=64" example:"simulate"`
 	// Params are the kind's input: for simulate a scenario; for the others
-	// SweepParams, PlanParams, CurveParams, MaxLoadParams, CompareParams
-	// or CalibrateParams.
+	// SweepParams, PlanParams, CurveParams, MaxLoadParams, CompareParams,
+	// CalibrateParams or ValidateParams.
 	Params json.RawMessage `json:"params" binding:"required" swaggertype:"object"`
 }
 
@@ -130,7 +130,8 @@ type JobView struct {
 	// Result is the kind's answer once succeeded: for simulate the report;
 	// for sweep, plan, curve, maxload and compare the planner's result
 	// (plan.SweepResult, PlanResult, CurveResult, LoadResult,
-	// CompareResult); for calibrate the stored calibration. GET with
+	// CompareResult); for calibrate the stored calibration; for validate
+	// the ValidationReport. GET with
 	// Accept: image/svg+xml draws it instead. It is kept encoded, as
 	// compact JSON, and served as it was kept.
 	Result json.RawMessage `json:"result,omitempty" swaggertype:"object"`
@@ -301,8 +302,11 @@ type CompareParams struct {
 // fields of POST /v1/calibrations: they fill what the file does not record,
 // as the flags of `headroom calibrate`.
 type CalibrateParams struct {
-	// File is the benchmark result file (base64 in JSON).
-	File []byte `json:"file" binding:"required" swaggertype:"string" format:"base64"`
+	// File is the benchmark result file (base64 in JSON); or give Files.
+	File []byte `json:"file,omitempty" swaggertype:"string" format:"base64"`
+	// Files are the files of a run folder, each named by its path in the
+	// folder (POST /v1/calibrations sends them for several file parts).
+	Files []UploadedFile `json:"files,omitempty" binding:"omitempty,max=1024,dive"`
 	// FileName is the file's name: it names the run and helps detection.
 	FileName string `json:"file_name" binding:"omitempty,max=255" example:"requests.jsonl"`
 	// Format is the file's result format (default: detected).

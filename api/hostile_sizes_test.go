@@ -55,7 +55,10 @@ func TestHostileSizesAreRefusedByName(t *testing.T) {
 }
 
 // TestTinyModelRunsInLittleMemory: the tiny model's 149M blocks on an H100
-// cost what 20 requests fill, not 4.8 GB.
+// cost what 20 requests fill, not 4.8 GB. The run allocates about 134 MB,
+// about 370 MB under the race detector (.ci/run's go test -race): the bound
+// is 256 MiB, 1 GiB with -race, both far below the 4.8 GB of blocks
+// allocated up front.
 func TestTinyModelRunsInLittleMemory(t *testing.T) {
 	h := newTestServer(t, nil).Handler()
 	if r := do(t, h, "POST", "/v1/models?id=tiny", tinyConfig); r.status != http.StatusCreated {
@@ -68,8 +71,12 @@ func TestTinyModelRunsInLittleMemory(t *testing.T) {
 	if r.status != http.StatusOK {
 		t.Fatalf("HTTP %d: %s", r.status, r.body)
 	}
-	if grew := after.TotalAlloc - before.TotalAlloc; grew > 256<<20 {
-		t.Errorf("simulating 20 requests allocated %d MB", grew>>20)
+	bound := uint64(256 << 20)
+	if raceEnabled {
+		bound = 1 << 30
+	}
+	if grew := after.TotalAlloc - before.TotalAlloc; grew > bound {
+		t.Errorf("simulating 20 requests allocated %d MB, more than %d MB", grew>>20, bound>>20)
 	}
 }
 

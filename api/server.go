@@ -51,6 +51,8 @@ type Server struct {
 	gate *syncGate
 	// uploads bounds the calibration uploads held at once.
 	uploads *uploadBudget
+	// web is the web planner served at / (webapp.go).
+	web *webApp
 }
 
 var ginMode sync.Once
@@ -87,11 +89,15 @@ func New(cfg Config, opt Options) (*Server, error) {
 	s.jobs.Register("simulate", s.runSimulateJob, s.checkSimulateJob)
 	s.registerPlannerJobs()
 	s.jobs.Register("calibrate", s.runCalibrateJob, s.checkCalibrateJob)
+	s.jobs.Register("validate", s.runValidateJob, s.checkValidateJob)
 	cals, err := openCalibrationStore(cfg.CalibrationStore, cfg.Calibrations.MaxStored)
 	if err != nil {
 		return nil, err
 	}
 	s.cals = cals
+	if s.web, err = embeddedWebApp(); err != nil {
+		return nil, err
+	}
 	s.router = s.routes()
 	s.ready.Store(true)
 	return s, nil
@@ -215,6 +221,7 @@ func (s *Server) routes() *gin.Engine {
 	r.GET("/openapi.json", s.openapiJSON)
 	r.GET("/docs", func(c *gin.Context) { c.Redirect(http.StatusFound, "/docs/index.html") })
 	r.GET("/docs/*any", s.docs())
+	s.routeWebApp(r, s.web)
 
 	v1 := r.Group("/v1")
 	v1.GET("/gpus", s.listGPUs)
@@ -230,6 +237,9 @@ func (s *Server) routes() *gin.Engine {
 	v1.GET("/jobs", s.listJobs)
 	v1.GET("/jobs/:id", s.getJob)
 	v1.DELETE("/jobs/:id", s.cancelJob)
+	v1.POST("/rate-profile", s.rateProfile)
+	v1.POST("/inspect", s.inspect)
+	v1.POST("/validate", s.validateRun)
 	v1.POST("/calibrations", s.createCalibration)
 	v1.GET("/calibrations", s.listCalibrations)
 	v1.GET("/calibrations/:id", s.getCalibration)
@@ -237,11 +247,17 @@ func (s *Server) routes() *gin.Engine {
 	return r
 }
 
-// limitBody caps request bodies at body_limit_bytes, uploads to POST
-// /v1/calibrations at calibrations.upload_limit_bytes (413 beyond).
+// uploadRoutes take benchmark runs and traces: their bodies may be up to
+// calibrations.upload_limit_bytes.
+var uploadRoutes = map[string]bool{"/v1/calibrations": true, "/v1/inspect": true, "/v1/validate": true, "/v1/rate-profile": true}
+
+// limitBody caps request bodies at body_limit_bytes, uploads of benchmark
+// runs and traces (POST /v1/calibrations, /v1/inspect, /v1/validate,
+// /v1/rate-profile) at
+// calibrations.upload_limit_bytes (413 beyond).
 func (s *Server) limitBody(c *gin.Context) {
 	limit := s.cfg.BodyLimitBytes
-	if c.Request.Method == http.MethodPost && c.FullPath() == "/v1/calibrations" {
+	if c.Request.Method == http.MethodPost && uploadRoutes[c.FullPath()] {
 		limit = s.cfg.Calibrations.UploadLimitBytes
 	}
 	if c.Request.ContentLength > limit {

@@ -20,5 +20,7 @@
 // (which modules a checkpoint leaves unquantised), hf_qobj.go (typed reads of
 // JSON objects), gpus/*.yaml and models/*.yaml (the data), interconnects.go
 // and interconnects.yaml (the links a KV cache crosses between a prefill
-// and a decode GPU, for disaggregated serving).
+// and a decode GPU, for disaggregated serving), kernels.go and kernels/
+// (the embedded kernel tables of the measured GPUs, read by
+// internal/adapter/kerneldb).
 package catalogs

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Regenerates docs/accuracy.md and docs/figures/accuracy-silicon.svg: every measured run under
-# ../shared/data/measured replayed through the simulator with the default (uncalibrated) step-time
+# ../shared/data/measured replayed through the simulator with the default step-time
 # model and the built-in kernel tables. The closed-loop table's 823 runs take minutes on two cores
 # (the progress bar on stderr says how far it is).
 #   docs/gen-accuracy.sh [DATA_DIR]
@@ -11,18 +11,19 @@ mkdir -p docs/figures
 body=$(mktemp)
 trap 'rm -f "$body"' EXIT
 start=$(date +%s)
-go run -tags full ./cmd/headroom validate --runs-from "$data" --output markdown \
+go run ./cmd/headroom validate --runs-from "$data" --output markdown \
   --plot docs/figures/accuracy-silicon.svg --progress >"$body"
 echo "replayed in $(( $(date +%s) - start )) s" >&2
 {
 cat <<'HEAD'
-# Accuracy against real vLLM runs (uncalibrated)
+# Accuracy against real vLLM runs
 
 Every measured run in the reference data (`../shared/data/measured`, beside the checkout) is replayed
 through the simulator with the **default** step-time model: the built-in kernel tables of the GPU
 (`steptime.backend: table`; the fitted formulas where a table does not cover a shape), the host costs
 of `sim/steptime/profiles/host.json`, and the KV-cache size from the memory model (not a logged count).
-Nothing here is fitted to these runs one by one. Two kinds of run:
+No run is calibrated on its own (`headroom calibrate` does that: [calibration.md](calibration.md)).
+Three kinds of run:
 
 - **Runs replayed request by request** (eight runs): four vLLM 0.19 runs from LLMServingSim (300
   ShareGPT requests at about 10 req/s; RTX 4090 with Llama-3.1-8B, KV-bound; RTX PRO 6000 with
@@ -34,6 +35,15 @@ Nothing here is fitted to these runs one by one. Two kinds of run:
   of TTFT, TPOT and E2E as the engine's own timestamps give them (LLMServingSim: `first_token_ts −
   queued_ts`; inference-sim: the OpenTelemetry request spans). The bar: every quantile of E2E and
   TPOT within 15%, of TTFT within 30%.
+- **Runs replayed stage by stage from their summaries** (three runs, 21 stages): inference-perf's
+  KubeCon NA 2025 demos (`inference-perf-kubecon`): Llama-3.1-8B-Instruct on one H100 80GB,
+  `max_num_seqs` 128, `max_model_len` 512, served by vLLM 0.11 with EAGLE-3 speculative decoding
+  (`vllm+eagle`), by vLLM 0.11 with bitsandbytes quantisation (`vllm+quantization`) and by vLLM 0.9
+  with the V0 engine (`vllm+v0_engine`); seven constant-rate stages of 60 s from 1 req/s up,
+  shared-prefix prompts of 192 tokens, 64 output tokens. Each run's `manifests.yaml` gives the model,
+  the GPU and the server's flags, `config.yaml` the load. The tool writes only per-stage summaries,
+  so each stage is replayed from the load it states and compared on the client-side TTFT and E2E
+  quantiles it wrote (its `time_per_output_token` is per stream chunk and is left out); the same bars.
 - **Closed-loop runs** (`aiconfigurator-silicon`, 823 runs, one per row of AIConfigurator's table):
   aiperf closed loops with fixed lengths (`--concurrency C`, random prompts of `isl` tokens, `osl`
   output tokens forced) on H100, H200, B200 and B300 systems, vLLM 0.12–0.19, at TP 1–8 with attention
@@ -46,13 +56,24 @@ Nothing here is fitted to these runs one by one. Two kinds of run:
   TPOT ≤ 10%; for every (model, GPU), ≤ 35% and ≤ 20%. Signed medians say which way a group is off
   (positive: predicted slower than measured).
 
+## What was fitted on what
+
+The figures below are scored on every run above. The defaults they use were fitted as follows, so
+the closed-loop figures are partly in-sample:
+
+| default | fitted on | overlap with the runs scored here |
+|---|---|---|
+| kernel tables and the fitted kernel profiles (`sim/steptime/profiles/<system>.json`) | AIConfigurator's isolated kernel timings of H100, H200, B200, B300 and RTX PRO 6000 systems (`internal/study/kernelfit`, [steptime.md](steptime.md)) | none: no serving run |
+| host costs (`sim/steptime/profiles/host.json`: the engine's CPU time per step, the API server's per request, step and token) | the mean TTFT and TPOT of 104 of the 823 closed-loop runs (`calibrate.FitHost`): `calibrate.HostSplit` puts every other run of each (model, GPU) group, sorted by run name, in a fit half (414 runs), and the fit took every fourth run of that half, in its order | those 104 closed-loop runs (one in eight); the 409 runs of the check half and the other 310 of the fit half were not fitted on; no request-level run |
+| the memory model's three constants ([memory-model.md](memory-model.md)) | the vLLM-logged KV block counts of five start-ups | the four inference-sim runs and the RTX 4090 run (their block counts, not their latencies) |
+
 `go test ./internal/study/accuracy` enforces both sets of bars on these runs (it skips with `-short`
 and without the reference data); the figures that miss today are listed, each with its ceiling and
 the reason it misses, in `knownMisses` and `knownRunMisses` of
 `internal/study/accuracy/measured_test.go`, and the test fails when one of them gets worse or starts
 to meet its bar.
 
-Regenerate: `docs/gen-accuracy.sh` (runs `go run -tags full ./cmd/headroom validate --runs-from
+Regenerate: `docs/gen-accuracy.sh` (runs `go run ./cmd/headroom validate --runs-from
 ../shared/data/measured --output markdown --plot docs/figures/accuracy-silicon.svg`).
 
 ![Predicted against measured mean TTFT and TPOT of the closed-loop runs, log-log, one colour per model, with the y = x line and the ±20% band](figures/accuracy-silicon.svg)

@@ -13,18 +13,52 @@ h=/tmp/headroom-calibration-doc
 cat <<'HEAD'
 # Calibration: fit on one run, predict the others
 
-`headroom calibrate --trace RUN [--holdout RUN…]` replays a measured run through the simulator and fits
-the step-time coefficients (GEMM, bandwidth and attention efficiencies, per-step and per-sequence CPU
-overheads, and the all-reduce link for TP > 1 runs) with Nelder-Mead, minimising the squared log error of
-the TTFT, TPOT and E2E mean, p50, p90 and p99; a weak prior keeps coefficients the run cannot
-identify near the defaults. Each table gives the median absolute percentage error (APE) over those
-quantiles with the default coefficients → after calibration, for the fitted run and for held-out runs
-or stages; "P99" is the median APE over the three P99s. The held-out bar: median APE ≤ 5% for E2E and
-TPOT, ≤ 10% for TTFT and for the P99s.
+`headroom calibrate` fits the step-time model to your own benchmark result and says how well the fit
+predicts other runs. Here it fits the first half of the RTX PRO 6000 run shipped in `testdata/` (by
+send time) and predicts the second, writes the profile, and a simulation uses it:
 
-For multi-benchmark runs (`--stage N --holdout-stages`) the whole run is replayed, as the server saw
-it, and only the chosen benchmark's requests are compared. `--split 2` cuts a single-benchmark run in
-two halves by send time.
+```sh
+headroom calibrate --trace testdata/llmservingsim/RTXPRO6000_Llama-3.1-8B --split 2 --stage 0 --holdout-stages --out rtxpro-profile.json
+headroom simulate --gpu rtx-pro-6000 --calibration rtxpro-profile.json
+```
+
+**What it fits.** The run is replayed through the simulator (its arrivals, lengths and engine
+settings) and the profile's scale factors are fitted with gonum's Nelder-Mead, one per resource
+class whose time a run moves together: compute, memory, fixed overheads, plus the fused-MoE experts
+for a MoE model and the link for a TP > 1 run (each within 1/4 to 4 of the default). The loss is the
+squared log error of the TTFT, TPOT and E2E mean, p50, p90 and p99, with a weak pull towards the
+defaults (`--prior`) for factors the run cannot identify; `--max-evaluations` (400) bounds the
+simulations.
+
+**What it reads**, with the format detected: vLLM `bench serve --save-result --save-detailed` JSON (and
+`benchmark_serving.py` and its forks that write seconds under keys without `_ms`, with `--metadata`'s
+`gpu=4xNVIDIA_L40S` and deployment keys, and `vllm bench sweep serve`'s `run=N.json` and
+`summary.json`, one stage per run with its serve parameters such as `max_num_seqs`), SGLang
+`bench_serving` JSONL (several runs appended: one stage each), GenAI-Perf `profile_export.json` and its
+`profile_export_genai_perf.{json,csv}` summaries (values with thousands separators), AIPerf
+`profile_export.jsonl` and its summaries (0.10's schema 1.3 included: the CSV's GPU-telemetry section,
+the JSON's `models.items` and `phases`), guidellm `benchmarks.json`, inference-perf request records and
+its default per-stage reports, LLMServingSim `requests.jsonl` (or a run folder), inference-sim `blis
+observe` `trace.csv`, llmperf summaries and `*_individual_responses.json`, and a plain CSV (`send_s`,
+`input_tokens`, `output_tokens`, `ttft_ms`, `e2e_ms`, optional `error`, `stage`). What a file
+does not record comes from `--model`, `--gpu`, `--tp` and the engine flags, as for `validate`. A
+benchmark in which no request completed has no latency statistics (not measured zeros). Files with
+only the tools' summaries are fitted to their quantiles, each benchmark replayed from the load its
+summary states; the result says which fit it is (`Fitted to` in the table, `basis` — `requests` or
+`aggregate` — in the JSON, with each figure's `stage`). `--stage N --holdout-stages` fits one benchmark
+of a sweep and predicts the others (the whole run is replayed, as the server saw it, and only the
+chosen benchmark's requests are compared); `--split 2` cuts a single-benchmark run in two halves by
+send time. The profile file is versioned JSON (GPU, model, TP, engine version, the fitted scales, fit
+errors, the source file's SHA-256); scenarios name it in `calibration` (`--calibration FILE`), the API
+stores one per `POST /v1/calibrations` ([api.md](api.md)).
+
+**The fits below** are on the real runs of the reference data (`../shared/data/measured`). Each table
+gives the median absolute percentage error (APE) over those quantiles with the default coefficients
+→ after calibration, for the fitted run and for held-out runs or stages; "P99" is the median APE over
+the three P99s. The held-out bar: median APE ≤ 5% for E2E and TPOT, ≤ 10% for TTFT and for the P99s.
+None of these runs is in the fit of the defaults: the kernel profiles are fitted to isolated kernel
+timings, the host costs (`sim/steptime/profiles/host.json`) to closed-loop runs of another table
+(see [accuracy.md](accuracy.md)).
 
 Regenerate: `docs/gen-calibration.sh`.
 

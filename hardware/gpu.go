@@ -79,10 +79,11 @@ type GPU struct {
 // MemoryGiB is MemoryBytes in GiB.
 func (g *GPU) MemoryGiB() float64 { return float64(g.MemoryBytes) / GiB }
 
-// PeakTFLOPS is the dense peak for a matmul whose inputs are in dt. Types
-// the GPU has no tensor path for fall back to the next wider one that it has
-// (fp4 → fp8 → bf16, int4 → bf16: weight-only kernels dequantise to 16 bit),
-// as serving engines do.
+// PeakTFLOPS is the dense peak for a matmul whose inputs are in dt. A type
+// the GPU has no tensor path for computes in 16 bit (fp4, mxfp4, fp8 and
+// int8 → bf16, as the dequantising weight-only kernels serving engines fall
+// back to do; int4 always: weight-only); fp16 and bf16 stand in for each
+// other.
 func (g *GPU) PeakTFLOPS(dt DType) float64 {
 	t := g.DenseTFLOPS
 	switch dt {

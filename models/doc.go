@@ -13,7 +13,11 @@
 // the checkpoint's KV-cache hint; DefaultPrecision turns it into the dtype
 // of each part (weights, attention, experts, KV cache, activations).
 //
-// Reading order: model.go (the shape), quant.go (quantisation schemes),
-// params.go (parameter counts, precision and weight bytes), kv.go (KV-cache
-// bytes), ops.go (per-operation FLOPs and bytes for a batch).
+// Reading order: model.go (the shape), bounds.go (the maxima a shape's
+// dimensions and names are checked against), quant.go (quantisation
+// schemes), params.go (parameter counts, precision and weight bytes), kv.go
+// (KV-cache bytes), ops.go (a step's batch and the per-operation FLOPs and
+// bytes it costs one GPU), shapes.go (the per-GPU kernel shapes of a
+// forward pass, which the step-time model prices), draft.go (the drafters
+// of speculative decoding).
 package models

@@ -11,5 +11,5 @@ go run "github.com/swaggo/swag/cmd/swag@${SWAG_VERSION}" init \
   --generalInfo doc.go \
   --dir ./api,./sim,./hardware,./models,./internal \
   --output "$out" \
-  --exclude ./internal/adapter/measured,./internal/study/replay,./internal/testkit \
+  --exclude ./internal/testkit \
   --outputTypes json,yaml

@@ -28,6 +28,9 @@ func (s *Simulator) report() *Report {
 	st := sum.serverTTFT
 	r.ServerTTFTMS = &st
 	r.Throughput = throughput(m.all, dur)
+	if m.all.completed > 0 {
+		r.CoStartedRatio = round(float64(m.all.coStarted)/float64(m.all.completed), 4)
+	}
 	var kv kvTotals
 	for _, rp := range s.replicas {
 		rp.noteUsage(s.now)

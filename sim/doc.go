@@ -11,16 +11,20 @@
 // from seeded streams, one per subsystem, and Run takes a context and a
 // limit on events. File and network I/O live in the callers.
 //
-// Reading order: config.go (what a run needs), timecheck.go (every time
-// checked against the int64 nanosecond clock, and toTime, the one float
-// to Time conversion), sizecheck.go (the users a run keeps, bounded before
-// it allocates them), events.go (the event
+// Reading order: config.go (what a run needs), stepmodel.go (the
+// step-time model of one engine rank, built from the config), longest.go
+// (the longest request a run holds, for max_model_len), timecheck.go
+// (every time checked against the int64 nanosecond clock, and toTime, the
+// one float to Time conversion), sizecheck.go (the users and engine ranks
+// a run keeps, bounded before it allocates them), events.go (the event
 // queue), simulate.go (the event loop, routing, step start and end),
-// driver.go (clients and arrivals), replica.go (one engine and its V1/V0
-// scheduler), waitqueue.go (its waiting queue, a backlog parked as
-// compact records), kvcache.go and blockindex.go (blocks and prefix
-// cache), request.go (and the pool finished requests' structs go back
-// to), accounting.go (every request issued ends once, or is
+// driver.go (clients and arrivals), instance.go (one serving endpoint: an
+// API server in front of its data-parallel engine ranks), frontend.go
+// (that API server's event loop: requests in, tokens out), replica.go (one
+// engine rank and its V1/V0 scheduler), waitqueue.go (its waiting queue, a
+// backlog parked as compact records), kvcache.go and blockindex.go (blocks
+// and prefix cache), request.go (and the pool finished requests' structs
+// go back to), accounting.go (every request issued ends once, or is
 // reported unfinished), autoscale.go (replicas started, drained and
 // billed by an autoscaling policy during the run), metrics.go, report.go
 // and assemble.go (what a run reports), speculative.go (speculative

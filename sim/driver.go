@@ -444,13 +444,13 @@ func (d *driver) done(r *request, back Time, ok bool) {
 	if sess := r.sess; sess != nil {
 		if ok && sess.turnsLeft > 0 {
 			sess.context = append(sess.context, r.segs[len(r.segs)-1], segment{id: r.outSeg, len: r.output})
-			d.s.push(event{t: back + d.turnThink, kind: evWake, client: r.client, sess: sess})
+			d.s.push(event{t: back + d.s.turnaround(r) + d.turnThink, kind: evWake, client: r.client, sess: sess})
 			return
 		}
 		d.pendingTurns -= sess.turnsLeft
 		sess.turnsLeft = 0
 	}
 	if r.client >= 0 {
-		d.s.push(event{t: back + d.think, kind: evWake, client: r.client})
+		d.s.push(event{t: back + d.s.turnaround(r) + d.think, kind: evWake, client: r.client})
 	}
 }

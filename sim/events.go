@@ -6,17 +6,18 @@ package sim
 type eventKind uint8
 
 const (
-	evArrival eventKind = iota // the driver's next open-loop arrival
-	evWake                     // a client's think time ends, or a delayed send
-	evDeliver                  // a request reaches the API server (after half the round trip)
-	evEngine                   // a request reaches its engine rank (after the API server)
-	evPD                       // a step of a request's trip through disaggregated pools (pdpool.go)
-	evStepEnd                  // a replica's step completes
-	evStage                    // a stage of a staged load begins
-	evKick                     // a replica should try to schedule
-	evTick                     // time-series sample at a whole second
-	evScale                    // the autoscaler evaluates its policy (autoscale.go)
-	evReady                    // a replica the autoscaler started takes requests
+	evArrival  eventKind = iota // the driver's next open-loop arrival
+	evWake                      // a client's think time ends, or a delayed send
+	evDeliver                   // a request reaches the API server (after half the round trip)
+	evTokenize                  // an API server's tokenizer batch reaches its deadline (frontend.go)
+	evEngine                    // a request reaches its engine rank (after the API server)
+	evPD                        // a step of a request's trip through disaggregated pools (pdpool.go)
+	evStepEnd                   // a replica's step completes
+	evStage                     // a stage of a staged load begins
+	evKick                      // a replica should try to schedule
+	evTick                      // time-series sample at a whole second
+	evScale                     // the autoscaler evaluates its policy (autoscale.go)
+	evReady                     // a replica the autoscaler started takes requests
 )
 
 type event struct {

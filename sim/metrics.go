@@ -20,6 +20,7 @@ type collector struct {
 	budget *stats.Budget
 
 	completed   int
+	coStarted   int              // completed requests whose first token shared its step (request.coStart)
 	preemptions int64            // of the completed requests
 	itl         *stats.Durations // token-weighted inter-token latencies
 	stalls      int64
@@ -313,6 +314,9 @@ func (m *metrics) finish(r *request, t Time) {
 			c.tpot.Add(tpot)
 		}
 		c.completed++
+		if r.coStart {
+			c.coStarted++
+		}
 		c.preemptions += int64(r.preemptions)
 		c.inTokens += int64(r.input)
 		c.outTok += int64(r.output)

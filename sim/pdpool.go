@@ -144,8 +144,7 @@ func (pd *disagg) deliver(r *request, t Time) {
 		ps.decodeInst.pending++
 		ps.decodeRank = pd.pickDecodeRank(ps.decodeInst)
 	}
-	at := in.front.admit(t, r.input)
-	pd.s.push(event{t: at, kind: evPD, client: pdPrefillEngine, replica: in.id, req: r})
+	pd.s.admit(in, t+pd.s.clientSend(r), r, toPrefillPool)
 }
 
 // prefillArrival is a request reaching a prefill engine: it must fit the
@@ -179,7 +178,7 @@ func (pd *disagg) reject(r *request, t Time, reason string) {
 	if s.onEnd != nil {
 		s.onEnd(r, t, false)
 	}
-	s.d.done(r, t+s.rtt/2, false)
+	s.d.done(r, t+s.rtt/2+s.clientReceive(r), false)
 }
 
 // stepEnd is the applyStep hook of every pool rank, after the step's
@@ -265,8 +264,7 @@ func (pd *disagg) toDecode(r *request, t Time) {
 		ps.decodeInst = pd.route(pd.decode)
 		ps.decodeInst.pending++
 	}
-	at := ps.decodeInst.front.admit(t, r.input)
-	pd.s.push(event{t: at, kind: evPD, client: pdDecodeEngine, req: r})
+	pd.s.admit(ps.decodeInst, t, r, toDecodePool)
 }
 
 // decodeArrival is a request reaching a decode engine: it must fit the

@@ -23,9 +23,13 @@ type replica struct {
 	lastEnd   Time // the last step ended
 	freedLast int  // requests that finished at the last step's end
 	produced  []*request
-	sched     []scheduledSeq
-	batch     models.Batch
-	swapSec   float64 // swap transfers to add to the current step
+	// firstOfStep is the request whose first token the step ending at
+	// firstStepT gave first (for Report.CoStartedRatio).
+	firstOfStep *request
+	firstStepT  Time
+	sched       []scheduledSeq
+	batch       models.Batch
+	swapSec     float64 // swap transfers to add to the current step
 	// lookahead is the KV slots a running request gets beyond its
 	// scheduled tokens (speculative decoding's drafts of the next step)
 	lookahead int

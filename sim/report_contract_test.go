@@ -119,6 +119,9 @@ func checkReportInvariants(t *testing.T, rep *sim.Report) {
 	if rep.KVCache.PeakUsageRatio < rep.KVCache.MeanUsageRatio || rep.KVCache.PeakUsageRatio > 1 {
 		t.Errorf("kv usage %+v", rep.KVCache)
 	}
+	if rep.CoStartedRatio < 0 || rep.CoStartedRatio > 1 {
+		t.Errorf("co_started_ratio %v is not a share of the completed requests", rep.CoStartedRatio)
+	}
 	if tp := rep.Throughput; tp.TotalTokensPerS <= 0 || tp.TotalTokensPerS-(tp.InputTokensPerS+tp.OutputTokensPerS) > 0.01*tp.TotalTokensPerS {
 		t.Errorf("throughput %+v", tp)
 	}
@@ -172,9 +175,10 @@ workload:
 
 var latencyStats = []string{"mean", "p50", "p90", "p95", "p99", "p999", "max", "count"}
 
-// reportKeys are the keys README's "The report" table promises (and
-// TestReadmeReportTable checks it still lists).
+// reportKeys are the keys docs/scenario.md's "The report" table promises
+// (and TestReportTable checks it still lists).
 var reportKeys = []string{
+	"model", "gpu", "tp", "replicas", "seed", "duration_s",
 	"ttft_ms", "server_ttft_ms", "tpot_ms", "itl_ms", "e2e_ms", "queue_ms", "prefill_ms", "decode_ms",
 	"percentiles.per_request", "percentiles.itl", "percentiles.exact_up_to", "percentiles.histogram_relative_error",
 	"percentiles.stages_exact_up_to",
@@ -183,7 +187,7 @@ var reportKeys = []string{
 	"preemptions", "prefix_cache_hit_ratio",
 	"kv_cache.num_gpu_blocks", "kv_cache.peak_usage_ratio", "kv_cache.mean_usage_ratio",
 	"fluency.itl_cv", "fluency.stalls", "fluency.longest_stall_ms", "fluency.stall_threshold_ms",
-	"max_running", "goodput_rps", "sla.met", "sla.checks[]",
+	"max_running", "co_started_ratio", "goodput_rps", "sla.met", "sla.checks[]",
 	"speculative.method", "speculative.num_speculative_tokens", "speculative.acceptance_source", "speculative.drafts",
 	"speculative.draft_tokens", "speculative.accepted_tokens", "speculative.acceptance_rate", "speculative.mean_acceptance_length",
 	"speculative.per_position_acceptance_rate[]", "speculative.tokens_per_request_step", "speculative.output_tokens_per_step",
@@ -199,8 +203,8 @@ var (
 	pointKeys = []string{"t_s", "running", "waiting", "kv_usage_ratio", "output_tokens_per_s", "prompt_tokens_per_s", "preemptions_total", "completed_total"}
 )
 
-// disaggKeys are the keys of a disaggregated run's report (README's
-// table lists them too).
+// disaggKeys are the keys of a disaggregated run's report (the table
+// lists them too).
 var disaggKeys = func() []string {
 	var out []string
 	for _, k := range []string{"prefill_queue_ms", "prefill_ms", "kv_admission_ms", "kv_transfer_ms", "first_decode_ms"} {
@@ -225,7 +229,7 @@ disaggregation:
 `
 
 // TestDisaggReportKeys checks a disaggregated run's report has every
-// disaggregation key README promises, and a plain one has none.
+// disaggregation key the report table promises, and a plain one has none.
 func TestDisaggReportKeys(t *testing.T) {
 	rep := simulate(t, disaggregated)
 	checkReportInvariants(t, rep)
@@ -305,7 +309,8 @@ func checkLatency(t *testing.T, v any, where string) {
 	}
 }
 
-// TestReportKeys checks the report's JSON has every key README promises,
+// TestReportKeys checks the report's JSON has every key the report table
+// (docs/scenario.md) promises,
 // and the optional ones only when asked for.
 func TestReportKeys(t *testing.T) {
 	full := simulate(t, everything)
@@ -351,13 +356,15 @@ func TestReportKeys(t *testing.T) {
 	}
 }
 
-// TestReadmeReportTable keeps reportKeys, stageKeys and pointKeys in step
-// with the README's table: every key it lists is checked above.
-func TestReadmeReportTable(t *testing.T) {
-	readme := readFile(t, filepath.Join("..", "README.md"))
-	_, section, ok := strings.Cut(readme, "### The report")
+// TestReportTable keeps reportKeys, stageKeys and pointKeys in step with
+// the report table of docs/scenario.md: every key it lists is checked
+// above (the autoscaler's keys are checked against an autoscaled example
+// run by cmd/headroom's TestReportDocListsEveryKey).
+func TestReportTable(t *testing.T) {
+	doc := readFile(t, filepath.Join("..", "docs", "scenario.md"))
+	_, section, ok := strings.Cut(doc, "\n## The report\n")
 	if !ok {
-		t.Fatal(`README.md has no "### The report" section`)
+		t.Fatal(`docs/scenario.md has no "## The report" section`)
 	}
 	tick := regexp.MustCompile("`([^`]+)`")
 	var keys []string
@@ -373,33 +380,36 @@ func TestReadmeReportTable(t *testing.T) {
 		for _, m := range tick.FindAllStringSubmatch(cells[1], -1) {
 			rowKeys = append(rowKeys, expandBraces(m[1])...)
 		}
+		if strings.HasPrefix(rowKeys[0], "autoscale.") {
+			continue
+		}
 		keys = append(keys, rowKeys...)
 		// Arrays list their elements' keys in the meaning column.
 		if len(rowKeys) == 1 && strings.HasSuffix(rowKeys[0], "[]") {
 			want := map[string][]string{"stages[]": stageKeys, "timeseries[]": pointKeys}[rowKeys[0]]
 			for _, m := range tick.FindAllStringSubmatch(cells[2], -1) {
 				if k := m[1]; !strings.Contains(k, ".") && !slices.Contains(want, k) {
-					t.Errorf("README lists %s.%s; the test does not check it", rowKeys[0], k)
+					t.Errorf("docs/scenario.md lists %s.%s; the test does not check it", rowKeys[0], k)
 				}
 			}
 		}
 	}
 	if len(keys) < 20 {
-		t.Fatalf("found %d keys in README's report table: %v", len(keys), keys)
+		t.Fatalf("found %d keys in the report table: %v", len(keys), keys)
 	}
 	for _, k := range keys {
 		if !slices.Contains(reportKeys, k) && !slices.Contains(disaggKeys, k) {
-			t.Errorf("README lists %s; the test does not check it", k)
+			t.Errorf("docs/scenario.md lists %s; the test does not check it", k)
 		}
 	}
 	for _, k := range disaggKeys {
 		if !slices.Contains(keys, k) {
-			t.Errorf("the test checks %s, which README does not list", k)
+			t.Errorf("the test checks %s, which docs/scenario.md does not list", k)
 		}
 	}
 	for _, k := range reportKeys {
 		if !slices.Contains(keys, k) {
-			t.Errorf("the test checks %s, which README does not list", k)
+			t.Errorf("the test checks %s, which docs/scenario.md does not list", k)
 		}
 	}
 }

@@ -36,6 +36,9 @@ type request struct {
 	// the prefix cache until the request could look them up again
 	// (kvCache.registerPrivate); no other request can hit them.
 	lazy bool
+	// coStart: its first token came out of the same engine step as
+	// another request's (Report.CoStartedRatio).
+	coStart bool
 
 	blocks     []int32  // block table
 	hashes     []uint64 // chain hashes of the first len(hashes) full blocks

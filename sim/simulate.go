@@ -256,6 +256,8 @@ func (s *Simulator) loop(ctx context.Context) error {
 			s.d.stage(e.t, int(e.client))
 		case evDeliver:
 			s.deliver(e.req, e.t)
+		case evTokenize:
+			s.tokenizerDeadline(s.insts[e.replica], e.client, e.t)
 		case evEngine:
 			s.engineArrival(s.insts[e.replica].toEngine.popFront(), e.t)
 		case evPD:
@@ -319,14 +321,27 @@ func (s *Simulator) deliver(r *request, t Time) {
 	in := s.route()
 	r.replica = in.id // the instance, until a rank takes it
 	in.pending++
-	at := in.front.admit(t+usToNS(in.front.coef.ClientUS, in.front.scale), r.input)
-	// The instance's engine arrivals come in the order they were admitted
-	// (admit's times never decrease, and equal times keep the order their
-	// events were pushed in): the event names the instance, its queue the
-	// request.
-	r.arrival = at
-	in.toEngine.pushBack(r)
-	s.push(event{t: at, kind: evEngine, replica: in.id})
+	s.admit(in, t+s.clientSend(r), r, toEngine)
+}
+
+// clientSend is r's time on the client's send path (requestpath.go).
+func (s *Simulator) clientSend(r *request) Time {
+	c := &s.cfg.Profile.Frontend
+	return pathTime(s.cfg.Seed, r.serial, pathClientSend, c.ClientUS, c.ClientSigma, orOne(s.cfg.Profile.Scale.Overhead))
+}
+
+// clientReceive is r's time on the client's receive path: from the API
+// server's write of an event to the client's timestamp of it.
+func (s *Simulator) clientReceive(r *request) Time {
+	c := &s.cfg.Profile.Frontend
+	return pathTime(s.cfg.Seed, r.serial, pathClientReceive, c.ClientReceiveUS, c.ClientSigma, orOne(s.cfg.Profile.Scale.Overhead))
+}
+
+// turnaround is a closed-loop client's time from r's last event to its
+// next request (the think time comes on top).
+func (s *Simulator) turnaround(r *request) Time {
+	c := &s.cfg.Profile.Frontend
+	return pathTime(s.cfg.Seed, r.serial, pathTurnaround, c.TurnaroundUS, c.ClientSigma, orOne(s.cfg.Profile.Scale.Overhead))
 }
 
 // engineArrival is a request reaching the engine at t: vLLM's input
@@ -341,7 +356,7 @@ func (s *Simulator) engineArrival(r *request, t Time) {
 		if s.onEnd != nil {
 			s.onEnd(r, t, false)
 		}
-		s.d.done(r, t+s.rtt/2, false)
+		s.d.done(r, t+s.rtt/2+s.clientReceive(r), false)
 		return
 	}
 	rp := s.insts[r.replica].pickRank()
@@ -476,7 +491,7 @@ func (s *Simulator) applyStep(rp *replica, t Time) {
 		s.m.countSecond(&s.m.secOut, int(t/nsPerSecond), int64(len(rp.produced)))
 		at := first + s.rtt/2
 		for _, r := range rp.produced {
-			if s.produce(r, t, begin, at) {
+			if s.produce(rp, r, t, begin, at) {
 				anyDone = true
 			}
 			at += tok
@@ -484,6 +499,7 @@ func (s *Simulator) applyStep(rp *replica, t Time) {
 		s.m.flushGaps()
 	}
 	rp.freedLast = 0
+	rp.firstOfStep = nil // the step's first tokens are all out
 	if anyDone {
 		s.finishDone(rp, t)
 	}
@@ -493,10 +509,15 @@ func (s *Simulator) applyStep(rp *replica, t Time) {
 // produce gives r the token its step, ended at t, sampled: the API server
 // began the step's output batch at begin and the client receives r's
 // event at at. It reports whether that was r's last token.
-func (s *Simulator) produce(r *request, t, begin, at Time) bool {
+func (s *Simulator) produce(rp *replica, r *request, t, begin, at Time) bool {
 	r.generated++
 	if r.generated == 1 {
 		r.engineFirst, r.serverFirst = t, begin
+		if rp.firstOfStep != nil && rp.firstStepT == t {
+			rp.firstOfStep.coStart, r.coStart = true, true
+		} else {
+			rp.firstOfStep, rp.firstStepT = r, t
+		}
 	}
 	s.m.delivered(r, at)
 	if s.spec != nil {
@@ -540,7 +561,7 @@ func (s *Simulator) applyStepPlain(rp *replica, t Time) {
 			continue
 		}
 		n++
-		if s.produce(r, t, begin, at) {
+		if s.produce(rp, r, t, begin, at) {
 			anyDone = true
 		}
 		at += tok
@@ -551,6 +572,7 @@ func (s *Simulator) applyStepPlain(rp *replica, t Time) {
 		s.m.flushGaps()
 	}
 	rp.freedLast = 0
+	rp.firstOfStep = nil // the step's first tokens are all out
 	if anyDone {
 		s.finishDone(rp, t)
 	}
@@ -601,6 +623,11 @@ func (s *Simulator) finishDone(rp *replica, t Time) {
 			rp.kv.retire(r)
 			rp.freedLast++
 			s.completed++
+			// The client's timestamps of the first and last token come
+			// after its receive path.
+			recv := s.clientReceive(r)
+			r.firstToken += recv
+			r.lastToken += recv
 			s.m.finish(r, t)
 			if s.onEnd != nil {
 				s.onEnd(r, t, true)
@@ -650,7 +677,7 @@ func (s *Simulator) addInstance(cfg *Config, pd *pdPool) (*instance, error) {
 	caching := cfg.Engine.EnablePrefixCaching && cfg.Model.NumSlidingLayers() == 0
 	dp := max(cfg.DP, 1)
 	in := &instance{id: int32(len(s.insts)), lockstep: dp > 1 && cfg.Model.MoE != nil, pd: pd,
-		front: frontend{coef: cfg.Profile.Frontend, scale: orOne(cfg.Profile.Scale.Overhead)}}
+		front: frontend{coef: cfg.Profile.Frontend, scale: orOne(cfg.Profile.Scale.Overhead), seed: cfg.Seed}}
 	for range dp {
 		sm, err := cfg.StepModel()
 		if err != nil {

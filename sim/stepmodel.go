@@ -2,6 +2,7 @@ package sim
 
 import (
 	"github.com/headroom-sim/headroom/models"
+	"github.com/headroom-sim/headroom/sim/engine"
 	"github.com/headroom-sim/headroom/sim/steptime"
 )
 
@@ -29,6 +30,9 @@ func (c *Config) stepModelOf(m *models.Model, p models.Precision) (*steptime.Mod
 	}
 	if c.MoERouting != "" {
 		sm.WithMoERouting(c.MoERouting)
+	}
+	if c.Engine.Scheduler == engine.SchedulerV0 {
+		sm.WithEngineV0()
 	}
 	return sm, nil
 }

@@ -73,7 +73,7 @@ func runCapacity(ctx context.Context, e *env, args []string) error {
 		if rep.MinTPThatFits > 0 {
 			hint = fmt.Sprintf("smallest tp that fits: %d", rep.MinTPThatFits)
 		}
-		return &infeasibleError{fmt.Sprintf("%s on %d× %s: %s (%s)", rep.Model, rep.TP, rep.GPU, rep.Reason, hint)}
+		return &infeasibleError{Msg: fmt.Sprintf("%s on %d× %s: %s (%s)", rep.Model, rep.TP, rep.GPU, rep.Reason, hint)}
 	}
 	return nil
 }

@@ -11,19 +11,6 @@ import (
 	"github.com/headroom-sim/headroom/internal/study/replay"
 )
 
-// inspection is what `headroom inspect --output json` prints: the run as
-// read (measured.Describe) and what the catalog makes of its names.
-type inspection struct {
-	File              string `json:"file"`
-	FormatDescription string `json:"format_description,omitempty"`
-	measured.Description
-	// CatalogModel and CatalogGPU are the catalog ids the recorded names
-	// resolve to ("" when they do not; Hint says which flag to give).
-	CatalogModel string   `json:"catalog_model"`
-	CatalogGPU   string   `json:"catalog_gpu"`
-	Hints        []string `json:"hints,omitempty"`
-}
-
 func runInspect(_ context.Context, e *env, args []string) error {
 	var format, catalogDir string
 	var o runOverrides
@@ -50,21 +37,7 @@ func runInspect(_ context.Context, e *env, args []string) error {
 	if err != nil {
 		return usagef("%s: %v", path, err)
 	}
-	in := inspection{File: path, FormatDescription: measured.DescribeFormat(run.Format), Description: measured.Describe(run)}
-	if id, err := replay.ResolveModel(cat, run.Model); err == nil {
-		in.CatalogModel = id
-	} else if run.Model == "" {
-		in.Hints = append(in.Hints, "the run does not name its model: give --model to validate or calibrate")
-	} else {
-		in.Hints = append(in.Hints, fmt.Sprintf("model %q names no catalog model: give --model to validate or calibrate", run.Model))
-	}
-	if g, err := cat.GPU(run.GPU); err == nil {
-		in.CatalogGPU = g.ID
-	} else if run.GPU == "" {
-		in.Hints = append(in.Hints, "the run does not name its GPU: give --gpu to validate or calibrate")
-	} else {
-		in.Hints = append(in.Hints, fmt.Sprintf("GPU %q is not in the catalog: give --gpu to validate or calibrate", run.GPU))
-	}
+	in := replay.Inspect(run, cat, path, func(name string) string { return "--" + name })
 	if format == "json" {
 		return writeJSON(e.stdout, in)
 	}
@@ -72,7 +45,7 @@ func runInspect(_ context.Context, e *env, args []string) error {
 	return nil
 }
 
-func writeInspection(w io.Writer, in *inspection) {
+func writeInspection(w io.Writer, in *replay.Inspection) {
 	d := &in.Description
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "File\t%s\n", in.File)

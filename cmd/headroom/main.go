@@ -1,6 +1,8 @@
 // Command headroom is the CLI of the Headroom capacity planner: catalogs,
-// capacity (memory and KV cache), simulation, the REST API server,
-// calibration and planning over the same core.
+// capacity (memory and KV cache), simulation, step-time explanations,
+// validation against measured runs, calibration and planning over the same
+// core, with SVG charts. `headroom serve` runs the REST API, which is the
+// headroom-server binary (cmd/headroom-server; see server.go).
 package main
 
 import (
@@ -10,6 +12,8 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/headroom-sim/headroom/cmd/internal/cli"
 )
 
 func main() {
@@ -21,10 +25,10 @@ func main() {
 
 // Exit codes.
 const (
-	exitOK         = 0
-	exitFailure    = 1 // the command could not do its job
-	exitUsage      = 2 // bad input: a flag, a file, a field
-	exitInfeasible = 3 // the configuration cannot be served
+	exitOK         = cli.ExitOK
+	exitFailure    = cli.ExitFailure    // the command could not do its job
+	exitUsage      = cli.ExitUsage      // bad input: a flag, a file, a field
+	exitInfeasible = cli.ExitInfeasible // the configuration cannot be served
 )
 
 // env is the process environment, injected for tests.
@@ -47,7 +51,7 @@ func commands() []command {
 		{"catalog", "list, show or import GPUs and models", runCatalog},
 		{"simulate", "simulate serving a workload and report latency, throughput and KV usage", runSimulate},
 		{"steptime", "explain one engine step: every kernel's predicted time, what bounds it, its source and the measured value", runStepTime},
-		{"serve", "run the REST API server (catalogs, capacity, simulate, jobs) on 127.0.0.1:8080", runServe},
+		{"serve", "run the REST API server (the headroom-server binary, with these flags) on 127.0.0.1:8080", nil},
 		{"inspect", "show what Headroom reads from a benchmark result file or run folder", runInspect},
 		{"validate", "replay measured benchmark runs and compare predictions with measurements", runValidate},
 		{"calibrate", "fit the step-time model to a measured benchmark run and evaluate it on held-out runs", runCalibrate},
@@ -69,8 +73,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		fmt.Fprintln(stdout, "headroom", version())
 		return exitOK
 	}
-	if !fullBuild && needsFull(args) {
-		return runFull(e, args)
+	if args[0] == "serve" {
+		return runServe(ctx, e, args[1:])
 	}
 	for _, c := range commands() {
 		if c.name == args[0] {

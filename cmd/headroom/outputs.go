@@ -11,7 +11,7 @@ import (
 )
 
 // runOutputs are the per-run artefacts `headroom simulate` can write: SVG
-// charts (in the full build, see charts.go) and an OpenMetrics file.
+// charts (charts.go) and an OpenMetrics file.
 type runOutputs struct {
 	plotDir, metricsOut string
 	charts              *runCharts

@@ -206,7 +206,7 @@ func runPlan(ctx context.Context, e *env, args []string) error {
 		if res != nil {
 			writePruned(e.stderr, res.Pruned)
 		}
-		return &infeasibleError{"no candidate configuration fits the model; see pruned"}
+		return &infeasibleError{Msg: "no candidate configuration fits the model; see pruned"}
 	}
 	if err == nil {
 		res.Notes = append(notes, res.Notes...)
@@ -214,7 +214,7 @@ func runPlan(ctx context.Context, e *env, args []string) error {
 	return p.emit(e, res, err, func(w io.Writer) error {
 		writePlanTable(w, res)
 		if res.Recommendation == nil {
-			return &infeasibleError{"no recommendation: " + res.Summary}
+			return &infeasibleError{Msg: "no recommendation: " + res.Summary}
 		}
 		return nil
 	})

@@ -372,8 +372,7 @@ func verdict(met bool) string {
 	return "MISSED"
 }
 
-// writePlots is replaced once plotting lands; it refuses --plot-dir until
-// then rather than silently ignoring it.
+// writePlots writes the result's charts into --plot-dir, when it is given.
 func writePlots(p *planFlags, v any) error {
 	if p.plotDir == "" {
 		return nil

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/headroom-sim/headroom/internal/study/replay"
 )
 
 const (
@@ -37,7 +39,7 @@ func TestInspect(t *testing.T) {
 			t.Errorf("table lacks %q:\n%s", want, out)
 		}
 	}
-	var in inspection
+	var in replay.Inspection
 	_, out, _ = runCLI(t, "inspect", exampleLLMServingSim, "--output", "json")
 	if err := json.Unmarshal([]byte(out), &in); err != nil || in.CatalogModel != "llama-3.1-8b" || in.CatalogGPU != "rtx-4090" || in.Requests.Completed != 300 || in.TTFTMS["p99"] <= 0 || in.Basis != "requests" {
 		t.Errorf("%+v, %v", in, err)

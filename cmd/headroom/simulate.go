@@ -301,7 +301,7 @@ func scenarioError(err error) error {
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return err // stopped, not refused: exit 1
 	case errors.Is(err, memory.ErrDoesNotFit):
-		return &infeasibleError{err.Error()}
+		return &infeasibleError{Msg: err.Error()}
 	case errors.As(err, &fe):
 		return usagef("%s: %s", fe.Field, fe.Reason)
 	case errors.Is(err, sim.ErrTooLong):

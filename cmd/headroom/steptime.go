@@ -161,7 +161,7 @@ func stepError(err error) error {
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return err
 	case errors.Is(err, memory.ErrDoesNotFit):
-		return &infeasibleError{msg}
+		return &infeasibleError{Msg: msg}
 	case errors.As(err, &fe):
 		return usagef("%s: %s", stepFlagOf(fe.Field), fe.Reason)
 	case errors.Is(err, catalogs.ErrUnknownModel), errors.Is(err, catalogs.ErrUnknownGPU),

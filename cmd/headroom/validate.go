@@ -34,7 +34,7 @@ func runValidate(ctx context.Context, e *env, args []string) error {
 	fs.StringVar(&catalogDir, "catalog-dir", "", "directory of extra catalog entries")
 	fs.StringVar(&calibration, "calibration", "", "step-time profile to use instead of the GPU defaults")
 	fs.BoolVar(&logged, "logged-blocks", false, "size the KV cache with the run's logged block count instead of the memory model")
-	fs.StringVar(&plotFile, "plot", "", "write the closed-loop runs' predicted-vs-measured chart to this SVG file (full build)")
+	fs.StringVar(&plotFile, "plot", "", "write the closed-loop runs' predicted-vs-measured chart to this SVG file")
 	fs.BoolVar(&progress, "progress", false, "print a progress bar of the closed-loop replays to stderr")
 	fs.IntVar(&workers, "workers", 0, "closed-loop runs simulated in parallel (0 = one per CPU)")
 	o.register(fs, true)

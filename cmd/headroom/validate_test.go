@@ -125,7 +125,7 @@ func TestValidateTableErrors(t *testing.T) {
 		{"nothing below", []string{"--runs-from", dir + "/none"}, 2, "", "--runs-from"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			// Called directly: a command line with --plot would hand itself to the full build.
+			// Called directly, to see the error value as report maps it.
 			var out, errb strings.Builder
 			err := runValidate(t.Context(), &env{getenv: func(string) string { return "" }, stdin: strings.NewReader(""), stdout: &out, stderr: &errb}, c.args)
 			code := report(&errb, "headroom validate", err)

@@ -239,7 +239,7 @@ func MeanAcceptanceLength(perPosition []float64) float64 {
 
 // The published measurements behind the defaults, as conditional
 // acceptance rates by position (draft i accepted given draft i−1 was).
-// docs/speculative.md discusses each; README lists them.
+// docs/speculative.md lists and discusses each.
 var (
 	// eagleConditional: EAGLE (Li et al., "EAGLE: Speculative Sampling
 	// Requires Rethinking Feature Uncertainty", ICML 2024,

@@ -10,5 +10,6 @@
 // Every constant is derived from a vLLM mechanism or fitted to a logged
 // start-up, and says which (see constants.go and docs/memory-model.md).
 //
-// Reading order: constants.go, profile.go, concurrency.go.
+// Reading order: constants.go, profile.go, concurrency.go, report.go (the
+// answer of `headroom capacity`).
 package memory

@@ -10,7 +10,7 @@ import (
 )
 
 // Report is the answer of `headroom capacity` and POST /v1/capacity. Its
-// JSON keys are a public contract (README, "Capacity report").
+// JSON keys are a public contract (docs/memory-model.md, "headroom capacity").
 type Report struct {
 	Model     string           `json:"model"`
 	GPU       string           `json:"gpu"`

@@ -4,5 +4,7 @@
 // distributions too large to keep (token-weighted inter-token latencies),
 // accurate to 0.1%.
 //
-// Reading order: quantiles.go, histogram.go.
+// Reading order: quantiles.go, histogram.go, distribution.go (exact up to
+// ExactLimit values, a histogram beyond), durations.go (integer
+// nanosecond durations reported in milliseconds).
 package stats

@@ -67,20 +67,22 @@ func measuredProfile(system string) (Profile, bool) {
 		panic(fmt.Sprintf("steptime: embedded profile %s: %v", system, err))
 	}
 	h := HostCosts()
-	p.CPU, p.Frontend = h.CPU, h.Frontend
+	p.CPU, p.CPUV0, p.Frontend = h.CPU, h.CPUV0, h.Frontend
 	return p, true
 }
 
 // Host holds the costs of the serving host rather than of the GPU's
 // kernels: the engine's CPU time per step and the API server's and
 // client's time per request and token. They are fitted to measured serving
-// runs (internal/study/calibrate.FitHost on the fit half of
-// ../shared/data/measured/aiconfigurator-silicon; regenerated with
+// runs (internal/study/calibrate.FitHost on every fourth run of the fit
+// half, calibrate.HostSplit, of ../shared/data/measured/aiconfigurator-silicon:
+// 104 of its 823 runs; regenerated with
 // `HEADROOM_FIT_HOST=1 go test ./internal/study/calibrate -run TestFitHost
 // -update`) and are the same for every GPU.
 type Host struct {
 	Source   string         `json:"source"`
 	CPU      CPUCoeffs      `json:"cpu"`
+	CPUV0    CPUCoeffs      `json:"cpu_v0"`
 	Frontend FrontendCoeffs `json:"frontend"`
 }
 

@@ -6,11 +6,28 @@
 // overhead per step and per sequence.
 //
 // All coefficients live in one Profile value. DefaultProfile gives
-// per-GPU-family defaults; calibration replaces them with fitted values.
+// per-GPU-family defaults; a calibration fits its scale factors
+// (Profile.Scale) to a measured run.
 //
-// Reading order: profile.go (coefficients and defaults), model.go (the
-// step time), verify.go (speculative decoding's verification and draft
-// passes). The subpackage kernels compares the model with measured
-// kernel and static-batch times and fits the defaults; docs/steptime.md
-// has the equations, the provenance of every default and the error tables.
+// Kernel times come from one of two backends: the formulas with the
+// profile's coefficients, or measured kernel tables (KernelDB),
+// interpolated between measured shapes, with the formulas where a table
+// does not reach.
+//
+// Reading order: profile.go (the coefficients, their ranges, the base
+// profile), defaults.go (each GPU's default profile: fitted to its own
+// kernel tables, or a family template's on its peaks; the host costs),
+// model.go (the step time of a batch), kernels.go (the kernels of a step,
+// each from the table or the formula: GEMMs, elementwise, all-reduces, the
+// LM head and sampler, fused MoE), attention.go (prefill and decode
+// attention over the layers), formula.go (the GEMM, collective and
+// elementwise formulas and the Hardware they read), formula_attention.go
+// and formula_moe.go (attention and fused-MoE formulas), kerneldb.go (the
+// measured tables and the GEMM lookup), kerneldb_lookup.go (attention,
+// MoE and collective lookups, on utilisation), curve.go (one measured
+// curve and its interpolation), verify.go (speculative decoding's
+// verification and draft passes). internal/study/kernelfit fits the
+// defaults to the tables; docs/steptime.md has the equations, the
+// provenance of every default and the error tables. The *_test.go files
+// check each formula against hand-computed values.
 package steptime

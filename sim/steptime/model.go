@@ -32,6 +32,7 @@ type Model struct {
 	moeTP  int // the experts' split: slices of every expert over moeTP GPUs,
 	moeEP  int // whole experts over moeEP groups
 	async  bool
+	v0     bool // vLLM's V0 engine: CPUTime uses the profile's CPUV0
 
 	routing     string
 	graphTokens int // steps of up to this many tokens replay a CUDA graph
@@ -157,17 +158,33 @@ type Breakdown struct {
 	Total float64
 }
 
+// WithEngineV0 prices the engine's host time as vLLM's V0 engine spends
+// it (Profile.CPUV0).
+func (s *Model) WithEngineV0() *Model {
+	s.v0 = true
+	return s
+}
+
+// cpuCoeffs are the engine's host costs: V1's, or V0's where it has them.
+func (s *Model) cpuCoeffs() *CPUCoeffs {
+	if s.v0 && s.prof.CPUV0 != (CPUCoeffs{}) {
+		return &s.prof.CPUV0
+	}
+	return &s.prof.CPU
+}
+
 // CPUTime is the engine's CPU time for a step with the given shape.
 func (s *Model) CPUTime(b *models.Batch) float64 {
-	c := &s.prof.CPU
+	c := s.cpuCoeffs()
 	seqs := float64(b.DecodeSeqs + b.PrefillChunks)
 	return (c.StepOverheadUS + c.PerSeqOverheadUS*seqs + c.PerPrefillOverheadUS*float64(b.PrefillChunks)) * 1e-6 * s.prof.Scale.speed().Overhead
 }
 
 func (s *Model) total(gpu, cpu float64) float64 {
 	t := gpu + cpu
-	if s.async {
-		t -= math.Min(cpu*s.prof.CPU.AsyncOverlap, gpu)
+	if s.async || (s.v0 && s.cpuCoeffs() == &s.prof.CPUV0) {
+		// Async scheduling (V1) or V0's asynchronous output processing.
+		t -= math.Min(cpu*s.cpuCoeffs().AsyncOverlap, gpu)
 	}
 	return t
 }

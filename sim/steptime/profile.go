@@ -44,6 +44,14 @@ type Profile struct {
 	EagerLaunchUS float64 `json:"eager_launch_us" yaml:"eager_launch_us"`
 	// CPU is the engine's host time per step.
 	CPU CPUCoeffs `json:"cpu" yaml:"cpu"`
+	// CPUV0 is the host time per step of vLLM's V0 engine (VLLM_USE_V1=0,
+	// versions before 0.11), whose engine loop schedules, prepares the
+	// model's inputs and processes every sequence's output (sampling
+	// bookkeeping, stop checks, incremental detokenisation) itself, in
+	// Python; AsyncOverlap is then the share its asynchronous output
+	// processing hides behind the next step's GPU time. Zero values take
+	// CPU's.
+	CPUV0 CPUCoeffs `json:"cpu_v0,omitzero" yaml:"cpu_v0,omitempty"`
 	// Frontend is the API server's host time: the path of a request from
 	// the client to the engine and of its tokens back (one event loop per
 	// API server, shared by every request it serves).
@@ -269,19 +277,52 @@ type CPUCoeffs struct {
 	AsyncOverlap float64 `json:"async_overlap" yaml:"async_overlap"`
 }
 
-// FrontendCoeffs are vLLM's API-server costs (vllm-request-path.md): per
-// request, HTTP parsing, validation, chat template, tokenisation (per
-// prompt token, on one shared thread) and the hand-off to the engine; per
-// engine step, decoding its output message; per output token, incremental
-// detokenisation, the streamed event's JSON and its socket write.
+// FrontendCoeffs are the costs of a request's path outside the engine
+// (vllm-request-path.md, vllm-frontend-timing.md): the client's send and
+// receive paths and, in a closed loop, its turnaround; the API server's
+// event loop per request (HTTP parsing, validation, chat template, input
+// processing, the hand-off to the engine), per engine step (decoding its
+// output message) and per output token (incremental detokenisation, the
+// streamed event's JSON and its socket write); and the tokenizer thread
+// per prompt token, fed in micro-batches.
+//
+// The per-request times are medians of lognormal distributions: a
+// request's time is median·exp(sigma·z), z standard normal and drawn per
+// request, so two requests sent together do not take the same path to
+// the engine. A sigma of 0 makes that time a constant.
 type FrontendCoeffs struct {
-	// ClientUS is each request's own latency outside the server's shared
-	// loop: the client's send path, the connection and the server-side
-	// work that runs concurrently for many requests.
-	ClientUS         float64 `json:"client_us" yaml:"client_us"`
-	RequestUS        float64 `json:"request_us" yaml:"request_us"`
+	// ClientUS is the client's send path, from its send timestamp to the
+	// request reaching the API server's event loop: building the request,
+	// opening the connection, the network one way and the HTTP server's
+	// accept (the round trip of network_rtt_ms comes on top).
+	ClientUS float64 `json:"client_us" yaml:"client_us"`
+	// ClientReceiveUS is the client's receive path, from the API server's
+	// socket write of an event to the client's timestamp of it; one draw
+	// per request.
+	ClientReceiveUS float64 `json:"client_receive_us,omitempty" yaml:"client_receive_us,omitempty"`
+	// TurnaroundUS is a closed-loop client's time from receiving a
+	// request's last event to sending the user's next request (the
+	// benchmark tool's bookkeeping and the next task's wake-up); it is not
+	// part of any latency the client reports.
+	TurnaroundUS float64 `json:"turnaround_us,omitempty" yaml:"turnaround_us,omitempty"`
+	// ClientSigma is the log-spread of the three client times.
+	ClientSigma float64 `json:"client_sigma,omitempty" yaml:"client_sigma,omitempty"`
+	// RequestUS is the API server's event-loop time per request.
+	RequestUS float64 `json:"request_us" yaml:"request_us"`
+	// RequestSigma is its log-spread.
+	RequestSigma float64 `json:"request_sigma,omitempty" yaml:"request_sigma,omitempty"`
+	// PerPromptTokenUS is the tokenizer thread's time per prompt token.
 	PerPromptTokenUS float64 `json:"per_prompt_token_us" yaml:"per_prompt_token_us"`
-	PerStepUS        float64 `json:"per_step_us" yaml:"per_step_us"`
+	// TokenizerWindowUS is how long the tokenizer thread collects prompts
+	// into one batch after the first one arrives (vLLM's
+	// AsyncMicrobatchTokenizer: 2 ms, up to TokenizerBatch prompts);
+	// the batch is encoded in one call and its prompts reach the engine
+	// together. 0: every prompt is encoded as it comes.
+	TokenizerWindowUS float64 `json:"tokenizer_window_us,omitempty" yaml:"tokenizer_window_us,omitempty"`
+	// TokenizerBatch is the most prompts one batch takes (0: 32).
+	TokenizerBatch int     `json:"tokenizer_batch,omitempty" yaml:"tokenizer_batch,omitempty"`
+	PerStepUS      float64 `json:"per_step_us" yaml:"per_step_us"`
+	// PerOutputTokenUS is the event loop's time per streamed token.
 	PerOutputTokenUS float64 `json:"per_output_token_us" yaml:"per_output_token_us"`
 }
 
@@ -453,8 +494,15 @@ func (p *Profile) Validate() error {
 		usec("eager_launch_us", p.EagerLaunchUS),
 		usec("cpu.step_overhead_us", cpu.StepOverheadUS), usec("cpu.per_seq_overhead_us", cpu.PerSeqOverheadUS),
 		usec("cpu.per_prefill_overhead_us", cpu.PerPrefillOverheadUS), rangeCheck{"cpu.async_overlap", cpu.AsyncOverlap, 0, 1, false},
+		usec("cpu_v0.step_overhead_us", p.CPUV0.StepOverheadUS), usec("cpu_v0.per_seq_overhead_us", p.CPUV0.PerSeqOverheadUS),
+		usec("cpu_v0.per_prefill_overhead_us", p.CPUV0.PerPrefillOverheadUS), rangeCheck{"cpu_v0.async_overlap", p.CPUV0.AsyncOverlap, 0, 1, false},
 		usec("frontend.client_us", p.Frontend.ClientUS), usec("frontend.request_us", p.Frontend.RequestUS), usec("frontend.per_prompt_token_us", p.Frontend.PerPromptTokenUS),
 		usec("frontend.per_step_us", p.Frontend.PerStepUS), usec("frontend.per_output_token_us", p.Frontend.PerOutputTokenUS),
+		usec("frontend.client_receive_us", p.Frontend.ClientReceiveUS), usec("frontend.turnaround_us", p.Frontend.TurnaroundUS),
+		usec("frontend.tokenizer_window_us", p.Frontend.TokenizerWindowUS),
+		rangeCheck{"frontend.client_sigma", p.Frontend.ClientSigma, 0, 2, false},
+		rangeCheck{"frontend.request_sigma", p.Frontend.RequestSigma, 0, 2, false},
+		rangeCheck{"frontend.tokenizer_batch", float64(p.Frontend.TokenizerBatch), 0, 4096, false},
 		rangeCheck{"scale.compute", s.Compute, 0, 100, false}, rangeCheck{"scale.memory", s.Memory, 0, 100, false},
 		rangeCheck{"scale.overhead", s.Overhead, 0, 100, false}, rangeCheck{"scale.experts", s.Experts, 0, 100, false},
 		rangeCheck{"scale.link", s.Link, 0, 100, false},
@@ -523,6 +571,7 @@ func BaseProfile() Profile {
 			NCCLLLEfficiency: 0.25, NCCLSimpleExtraUS: 15},
 		EagerLaunchUS: 4.8,
 		CPU:           h.CPU,
+		CPUV0:         h.CPUV0,
 		Frontend:      h.Frontend,
 	}
 }

@@ -30,7 +30,8 @@
 // arrival at 0 s.
 //
 // Reading order: spec.go (the section), length.go and sampler.go (lengths),
-// arrival.go (arrival processes), then trace.go, lines.go,
+// arrival.go (arrival processes), profile.go (rate profiles and the
+// bound on stages), then trace.go, lines.go,
 // csvtrace.go, jsonltrace.go and column.go (trace and length-file parsers),
 // errors.go.
 package workload

@@ -5,5 +5,7 @@
 // step-time model can use a team's own measurements of its hardware.
 //
 // Reading order: load.go (layout, version choice, Load), rows.go (the
-// Parquet row types), convert.go (row checks and units into the database).
+// Parquet row types), convert.go (row checks and units into the database),
+// provider.go (a GPU's database, built-in or a user's directory, read once
+// and shared).
 package kerneldb

@@ -16,7 +16,14 @@
 //
 // Reading order: run.go (the types and their summary), aggregate.go
 // (summaries and stages), import.go and detect.go (formats), dir.go (run
-// folders), then one file per format (manifests.go: the Kubernetes
-// manifests beside inference-perf results; benchmetadata.go: vLLM bench
-// --metadata).
+// folders), parse.go (the shared field parsers), modelid.go (model ids as
+// tools record them), serveparams.go (engine settings from serve command
+// lines), inspect.go (Describe), then one file per format: vllmbench.go
+// and benchmetadata.go (vLLM bench --metadata), sglangbench.go,
+// genaiperf.go, aiperf.go and aiperfsummary.go, guidellm.go and
+// guidellmcsv.go, inferenceperf.go and inferenceperfreport.go, with
+// manifests.go (the Kubernetes manifests beside inference-perf results),
+// inferencesim.go and blistrace.go (a blis observe trace), llmservingsim.go
+// and llmservingsimjsonl.go, llmperf.go and llmperfresponses.go, silicon.go
+// (AIConfigurator's closed-loop table), csv.go (Headroom's plain CSV).
 package measured

@@ -286,7 +286,7 @@ func TestLoadDir(t *testing.T) {
 		t.Errorf("unknown folder: %v", err)
 	}
 	found, err := FindRunDirs(os.DirFS(projectData), ".")
-	if err != nil || !slices.Equal(found, []string{"inference-perf/vllm+v0_engine", "llmservingsim/RTX4090/Llama-3.1-8B"}) {
+	if err != nil || !slices.Equal(found, []string{"inference-perf/vllm+v0_engine", "llmservingsim/RTX4090/Llama-3.1-8B", "llmservingsim/RTXPRO6000_Llama-3.1-8B"}) {
 		t.Errorf("FindRunDirs = %q, %v", found, err)
 	}
 }

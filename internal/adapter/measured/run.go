@@ -181,9 +181,12 @@ type PromptShape struct {
 // Summary is a run's measured distributions, in milliseconds, and its
 // throughput.
 type Summary struct {
-	TTFTMS            stats.Summary `json:"ttft_ms"`
-	TPOTMS            stats.Summary `json:"tpot_ms"`
-	E2EMS             stats.Summary `json:"e2e_ms"`
+	TTFTMS stats.Summary `json:"ttft_ms"`
+	TPOTMS stats.Summary `json:"tpot_ms"`
+	E2EMS  stats.Summary `json:"e2e_ms"`
+	// ITLMS is every gap between consecutive streamed chunks of the
+	// requests that record their chunk times (empty when none does).
+	ITLMS             stats.Summary `json:"itl_ms"`
 	RequestsPerS      float64       `json:"requests_per_s"`
 	OutputTokensPerS  float64       `json:"output_tokens_per_s"`
 	Completed, Failed int
@@ -193,7 +196,7 @@ type Summary struct {
 // requests. Throughput is completions over the time from the first send to
 // the last finish.
 func (r *Run) Summarize() Summary {
-	var ttft, tpot, e2e []float64
+	var ttft, tpot, e2e, itl []float64
 	var s Summary
 	first, last := math.Inf(1), math.Inf(-1)
 	var out int
@@ -209,11 +212,16 @@ func (r *Run) Summarize() Summary {
 		if t, ok := q.TPOTS(); ok {
 			tpot = append(tpot, t*1e3)
 		}
+		prev := q.TTFTS
+		for _, c := range q.ChunkTimesS {
+			itl = append(itl, (c-prev)*1e3)
+			prev = c
+		}
 		first = math.Min(first, q.SendS)
 		last = math.Max(last, q.SendS+q.E2ES)
 		out += q.OutputTokens
 	}
-	s.TTFTMS, s.TPOTMS, s.E2EMS = stats.Summarize(ttft), stats.Summarize(tpot), stats.Summarize(e2e)
+	s.TTFTMS, s.TPOTMS, s.E2EMS, s.ITLMS = stats.Summarize(ttft), stats.Summarize(tpot), stats.Summarize(e2e), stats.Summarize(itl)
 	if d := last - first; d > 0 {
 		s.RequestsPerS = float64(s.Completed) / d
 		s.OutputTokensPerS = float64(out) / d

@@ -21,6 +21,7 @@
 // rendering), distributions.go, cdf.go, timeline.go, curve.go (the
 // throughput–latency curve and the load search), sweep.go, sweeplines.go
 // (metrics over a sweep, one line per value of its second axis), pareto.go,
+// day.go (a rate profile through a plan: load, replicas, the binding bound),
 // accuracy.go (predicted vs measured), render.go (a result's default
 // chart, for callers holding any result).
 package plot

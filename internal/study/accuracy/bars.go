@@ -4,6 +4,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/headroom-sim/headroom/internal/study/calibrate"
 	"github.com/headroom-sim/headroom/internal/study/replay"
 )
 
@@ -38,13 +39,15 @@ type Figure struct {
 func (f Figure) Meets() bool { return f.ValuePct <= f.BarPct }
 
 // ClosedLoopFigures are the figures the closed-loop bars judge: the
-// overall median absolute TTFT and TPOT error and every (model, GPU)
-// group's. A group in which no run replayed is a figure of +Inf.
+// overall median absolute TTFT and TPOT error, the overall TTFT's signed
+// median (its absolute value against SignedTTFTPct), and every (model,
+// GPU) group's median absolute errors. A group in which no run replayed is a figure of +Inf.
 func ClosedLoopFigures(rs []replay.MeanResult) []Figure {
 	all := replay.SummarizeMeans(rs)
 	figs := []Figure{
 		{Key: "overall TTFT", ValuePct: value(all.TTFTMedian, all.N), BarPct: OverallTTFTPct, N: all.N},
 		{Key: "overall TPOT", ValuePct: value(all.TPOTMedian, all.N), BarPct: OverallTPOTPct, N: all.N},
+		{Key: "overall TTFT signed", ValuePct: value(math.Abs(all.TTFTBias), all.N), BarPct: SignedTTFTPct, N: all.N},
 	}
 	for _, g := range replay.GroupMeans(rs, false) {
 		figs = append(figs,
@@ -89,4 +92,49 @@ func RunFigures(cs []replay.Comparison) []Figure {
 // MeetsRunBars reports whether every metric of c compared is within its bar.
 func MeetsRunBars(c *replay.Comparison) bool {
 	return !slices.ContainsFunc(RunFigures([]replay.Comparison{*c}), func(f Figure) bool { return !f.Meets() })
+}
+
+// The closed-loop bar on the direction of the TTFT error: the signed
+// median over every run within ±SignedTTFTPct.
+const SignedTTFTPct = 10
+
+// OpenLoopBars are the residency runs' bars (calibrate.FamilyOpenLoop):
+// each run's TTFT and ITL P50 and mean TPOT.
+var OpenLoopBars = map[string]float64{"ttft_ms.p50": 10, "itl_ms.p50": 10, "tpot_ms.mean": 5}
+
+// SteppedBars are the stepped runs' bars (calibrate.FamilyStepped): every
+// stage's throughput, and TTFT and E2E P50 at the lowest load (stage 0).
+var SteppedBars = map[string]float64{"throughput.requests_per_s": 10, "ttft_ms.p50": 15, "e2e_ms.p50": 15}
+
+// FamilyFigures are the figures of one family's case results against
+// bars: one per case and barred metric it was scored on (a stepped run's
+// latencies at stage 0 only), keyed "<family> <case> <metric>". A case that
+// did not simulate is a figure of +Inf for each barred metric.
+func FamilyFigures(family string, rs []calibrate.CaseResult, bars map[string]float64) []Figure {
+	var figs []Figure
+	for i := range rs {
+		r := &rs[i]
+		if r.Case.Family != family {
+			continue
+		}
+		names := make([]string, 0, len(bars))
+		for m := range bars {
+			if _, ok := r.Case.Measured[m]; !ok {
+				continue
+			}
+			if family == calibrate.FamilyStepped && m != "throughput.requests_per_s" && r.Case.Stage != 0 {
+				continue
+			}
+			names = append(names, m)
+		}
+		slices.Sort(names)
+		for _, m := range names {
+			f := Figure{Key: family + " " + r.Case.Name + " " + m, BarPct: bars[m], N: 1, ValuePct: math.Inf(1)}
+			if e, ok := r.Error(m); ok && r.Err == nil {
+				f.ValuePct = 100 * math.Abs(e)
+			}
+			figs = append(figs, f)
+		}
+	}
+	return figs
 }

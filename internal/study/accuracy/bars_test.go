@@ -37,6 +37,8 @@ func TestClosedLoopFigures(t *testing.T) {
 		// |TTFT| 41, 29, 0, 10: median 19.5 (interpolated); |TPOT| 5, 19, 30, 1: median 12.
 		{"overall TTFT", 19.5, 20, 4, true},
 		{"overall TPOT", 12, 10, 4, false},
+		// Signed TTFT errors -29, 0, 10, 41: median +5, within the ±10% bar.
+		{"overall TTFT signed", 5, 10, 4, true},
 		{"m on h100 TTFT", 29, 35, 3, true},
 		{"m on h100 TPOT", 19, 20, 3, true},
 		{"n on b200 TTFT", 10, 35, 1, true},
@@ -47,8 +49,8 @@ func TestClosedLoopFigures(t *testing.T) {
 			t.Errorf("%s: %+v (found %v), want %v%% bar %v n %d meets %v", c.key, f, ok, c.v, c.bar, c.n, c.meet)
 		}
 	}
-	if len(got) != 8 {
-		t.Errorf("%d figures, want 2 overall + 2 × 3 groups", len(got))
+	if len(got) != 9 {
+		t.Errorf("%d figures, want 3 overall + 2 × 3 groups", len(got))
 	}
 }
 

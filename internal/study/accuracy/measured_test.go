@@ -41,35 +41,6 @@ var knownMisses = map[string]accuracy.KnownMiss{
 // knownRunMisses are the same for the request-level runs
 // (TestRequestLevelRunsMeetTheBars).
 var knownRunMisses = map[string]accuracy.KnownMiss{
-	"run vllm+eagle stage 0 (constant) ttft_ms":          {CeilingPct: 74.0, Reason: "the request path's host costs are under-predicted as in vllm+quantization (about -60% at low load), plus the proposer in the prefill step"},           // bar 30%, n=4
-	"run vllm+eagle stage 0 (constant) e2e_ms":           {CeilingPct: 68.6, Reason: "replayed at EAGLE-3's published MT-bench acceptance (0.8 per position); this synthetic-prompt load accepts about 3% of drafts (docs/speculative.md)"}, // bar 15%, n=4
-	"run vllm+eagle stage 1 (constant) ttft_ms":          {CeilingPct: 43.2, Reason: "the request path's host costs are under-predicted as in vllm+quantization (about -60% at low load), plus the proposer in the prefill step"},           // bar 30%, n=4
-	"run vllm+eagle stage 1 (constant) e2e_ms":           {CeilingPct: 69.3, Reason: "replayed at EAGLE-3's published MT-bench acceptance (0.8 per position); this synthetic-prompt load accepts about 3% of drafts (docs/speculative.md)"}, // bar 15%, n=4
-	"run vllm+eagle stage 2 (constant) ttft_ms":          {CeilingPct: 48.8, Reason: "the request path's host costs are under-predicted as in vllm+quantization (about -60% at low load), plus the proposer in the prefill step"},           // bar 30%, n=4
-	"run vllm+eagle stage 2 (constant) e2e_ms":           {CeilingPct: 72.0, Reason: "replayed at EAGLE-3's published MT-bench acceptance (0.8 per position); this synthetic-prompt load accepts about 3% of drafts (docs/speculative.md)"}, // bar 15%, n=4
-	"run vllm+eagle stage 3 (constant) ttft_ms":          {CeilingPct: 60.3, Reason: "the request path's host costs are under-predicted as in vllm+quantization (about -60% at low load), plus the proposer in the prefill step"},           // bar 30%, n=4
-	"run vllm+eagle stage 3 (constant) e2e_ms":           {CeilingPct: 81.7, Reason: "replayed at EAGLE-3's published MT-bench acceptance (0.8 per position); this synthetic-prompt load accepts about 3% of drafts (docs/speculative.md)"}, // bar 15%, n=4
-	"run vllm+eagle stage 4 (constant) ttft_ms":          {CeilingPct: 97.8, Reason: "the measured server queues behind its saturated steps; the replay at the published acceptance does not"},                                              // bar 30%, n=4
-	"run vllm+eagle stage 4 (constant) e2e_ms":           {CeilingPct: 89.7, Reason: "saturates: the replay at the published acceptance does not, and queues none of the 440 requests in flight"},                                           // bar 15%, n=4
-	"run vllm+eagle stage 5 (constant) ttft_ms":          {CeilingPct: 99.4, Reason: "the measured server queues behind its saturated steps; the replay at the published acceptance does not"},                                              // bar 30%, n=4
-	"run vllm+eagle stage 5 (constant) e2e_ms":           {CeilingPct: 95.2, Reason: "saturates: the replay at the published acceptance does not, and queues none of the 440 requests in flight"},                                           // bar 15%, n=4
-	"run vllm+eagle stage 6 (constant) ttft_ms":          {CeilingPct: 99.4, Reason: "the measured server queues behind its saturated steps; the replay at the published acceptance does not"},                                              // bar 30%, n=4
-	"run vllm+eagle stage 6 (constant) e2e_ms":           {CeilingPct: 95.0, Reason: "saturates: the replay at the published acceptance does not, and queues none of the 440 requests in flight"},                                           // bar 15%, n=4
-	"run vllm+quantization stage 0 (constant) ttft_ms":   {CeilingPct: 73.5, Reason: "(say why it misses)"},                                                                                                                                 // bar 30%, n=4
-	"run vllm+quantization stage 1 (constant) ttft_ms":   {CeilingPct: 44.9, Reason: "(say why it misses)"},                                                                                                                                 // bar 30%, n=4
-	"run vllm+quantization stage 2 (constant) ttft_ms":   {CeilingPct: 39.6, Reason: "(say why it misses)"},                                                                                                                                 // bar 30%, n=4
-	"run vllm+quantization stage 3 (constant) ttft_ms":   {CeilingPct: 39.7, Reason: "(say why it misses)"},                                                                                                                                 // bar 30%, n=4
-	"run vllm+quantization stage 4 (constant) ttft_ms":   {CeilingPct: 87.7, Reason: "(say why it misses)"},                                                                                                                                 // bar 30%, n=4
-	"run vllm+quantization stage 4 (constant) e2e_ms":    {CeilingPct: 22.1, Reason: "(say why it misses)"},                                                                                                                                 // bar 15%, n=4
-	"run vllm+v0_engine stage 0 (constant) ttft_ms":      {CeilingPct: 79.8, Reason: "(say why it misses)"},                                                                                                                                 // bar 30%, n=4
-	"run vllm+v0_engine stage 1 (constant) ttft_ms":      {CeilingPct: 78.8, Reason: "(say why it misses)"},                                                                                                                                 // bar 30%, n=4
-	"run vllm+v0_engine stage 1 (constant) e2e_ms":       {CeilingPct: 44.2, Reason: "(say why it misses)"},                                                                                                                                 // bar 15%, n=4
-	"run vllm+v0_engine stage 2 (constant) ttft_ms":      {CeilingPct: 99.1, Reason: "(say why it misses)"},                                                                                                                                 // bar 30%, n=4
-	"run vllm+v0_engine stage 2 (constant) e2e_ms":       {CeilingPct: 67.0, Reason: "(say why it misses)"},                                                                                                                                 // bar 15%, n=4
-	"run vllm+v0_engine stage 3 (constant) e2e_ms":       {CeilingPct: 32.7, Reason: "(say why it misses)"},                                                                                                                                 // bar 15%, n=4
-	"run vllm+v0_engine stage 4 (constant) e2e_ms":       {CeilingPct: 32.1, Reason: "(say why it misses)"},                                                                                                                                 // bar 15%, n=4
-	"run vllm+v0_engine stage 5 (constant) e2e_ms":       {CeilingPct: 27.7, Reason: "(say why it misses)"},                                                                                                                                 // bar 15%, n=4
-	"run vllm+v0_engine stage 6 (constant) e2e_ms":       {CeilingPct: 27.8, Reason: "(say why it misses)"},                                                                                                                                 // bar 15%, n=4
 	"run jan21-llama7b-train-1 tpot_ms":                  {CeilingPct: 25.3, Reason: "Llama-2-7B on H100 (vLLM 0.11) at low batch: TPOT predicted about 25% high"},
 	"run jan21-llama7b-train-1 e2e_ms":                   {CeilingPct: 26.7, Reason: "follows its TPOT"},
 	"run RTX4090_Llama-3.1-8B e2e_ms":                    {CeilingPct: 17.8, Reason: "GDDR card without kernel measurements: TPOT about 15% high, E2E follows"},
@@ -84,9 +55,6 @@ var knownRunMisses = map[string]accuracy.KnownMiss{
 var earlierRuns = []string{
 	"RTX4090_Llama-3.1-8B", "RTXPRO6000_Llama-3.1-8B", "RTXPRO6000_Qwen3-30B-A3B-Instruct-2507", "RTXPRO6000_Qwen3-32B",
 	"jan20-codellama-prefill-1", "jan20-codellama-train-1", "jan20-prefill-llama7b-tp1-1", "jan21-llama7b-train-1",
-	// inference-perf's stepped runs: their manifests.yaml names the model,
-	// the GPU and the server's flags.
-	"vllm+eagle", "vllm+quantization", "vllm+v0_engine",
 }
 
 func replayOptions(cat *catalogs.Catalog) replay.Options {
@@ -185,6 +153,9 @@ func replayEarlierRuns(t *testing.T, cat *catalogs.Catalog, opt replay.Options) 
 	var comps []replay.Comparison
 	var names []string
 	for _, dir := range dirs {
+		if strings.Contains(dir, "inference-perf-kubecon") {
+			continue // stepped runs, judged stage by stage by TestSteppedRunsMeetTheBars
+		}
 		run, err := measured.LoadDir(fsys, dir)
 		if err != nil {
 			t.Fatalf("%s: %v", dir, err)

@@ -70,7 +70,7 @@ func Fit(db *steptime.KernelDB, g *hardware.GPU, base steptime.Profile) (*Result
 	p.Scale = steptime.Scales{}
 	// Host costs are not kernel coefficients: DefaultProfile lays the
 	// fitted host constants (steptime.HostCosts) over the kernel profile.
-	p.CPU, p.Frontend = steptime.CPUCoeffs{}, steptime.FrontendCoeffs{}
+	p.CPU, p.CPUV0, p.Frontend = steptime.CPUCoeffs{}, steptime.CPUCoeffs{}, steptime.FrontendCoeffs{}
 	res := &Result{System: db.System, GPU: g.ID}
 	if err := fitGEMM(db, hw, &p, res); err != nil {
 		return nil, err

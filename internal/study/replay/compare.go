@@ -109,7 +109,7 @@ func ComparePart(run *measured.Run, p *Part, rep *sim.Report) Comparison {
 	for _, m := range []struct {
 		name string
 		pred stats.Summary
-	}{{"ttft_ms", rep.TTFTMS}, {"tpot_ms", rep.TPOTMS}, {"e2e_ms", rep.E2EMS}} {
+	}{{"ttft_ms", rep.TTFTMS}, {"tpot_ms", rep.TPOTMS}, {"itl_ms", rep.ITLMS}, {"e2e_ms", rep.E2EMS}} {
 		for _, q := range Quantiles {
 			if v, ok := p.Measured.Get(m.name, q); ok {
 				b, _ := m.pred.At(q)

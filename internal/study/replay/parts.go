@@ -68,7 +68,7 @@ func measuredFromSummary(s measured.Summary) Measured {
 	for _, x := range []struct {
 		name string
 		sum  stats.Summary
-	}{{"ttft_ms", s.TTFTMS}, {"tpot_ms", s.TPOTMS}, {"e2e_ms", s.E2EMS}} {
+	}{{"ttft_ms", s.TTFTMS}, {"tpot_ms", s.TPOTMS}, {"itl_ms", s.ITLMS}, {"e2e_ms", s.E2EMS}} {
 		if x.sum.Count == 0 {
 			continue
 		}

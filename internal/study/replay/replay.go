@@ -137,6 +137,16 @@ func ScenarioNotes(run *measured.Run) []string {
 	return out
 }
 
+// VersionedFrontend adjusts a profile's API-server costs to what vLLM
+// version v's API server does: before 0.10 it encoded each prompt as it
+// came (AsyncMicrobatchTokenizer, PR #19334, arrived in 0.10), so there is
+// no tokenizer window. An unknown version keeps the profile's.
+func VersionedFrontend(p *steptime.Profile, v string) {
+	if olderThan(v, 0, 10) {
+		p.Frontend.TokenizerWindowUS = 0
+	}
+}
+
 // olderThan reports whether a "major.minor.patch" version is older than
 // major.minor; unknown versions are not.
 func olderThan(v string, major, minor int) bool {
@@ -180,6 +190,7 @@ func Config(run *measured.Run, cat *catalogs.Catalog, opt Options) (*scenario.Re
 	if opt.Profile != nil {
 		cfg.Profile = *opt.Profile
 	}
+	VersionedFrontend(&cfg.Profile, run.EngineVersion)
 	if opt.UseLoggedBlocks && run.LoggedBlocks > 0 {
 		cfg.NumGPUBlocks = run.LoggedBlocks
 	}
@@ -230,8 +241,9 @@ func TraceRecords(run *measured.Run, scheduled bool) []workload.TraceRecord {
 // its arrival process (constant, gamma for a burstiness, else Poisson) and
 // at most its stated concurrency in flight, or as a closed loop of its
 // concurrency without a rate (unstated: as many users as requests); every
-// request at the mean input and output lengths, behind the run's shared
-// prefix when its config states one.
+// request at the mean input length, behind the run's shared prefix when
+// its config states one, and at the mean output length — in a closed loop
+// spread by ClosedLoopOutputSpread around it (see there).
 func aggregateWorkload(run *measured.Run) (sim.Workload, error) {
 	a := run.Aggregate
 	if a == nil {
@@ -251,7 +263,12 @@ func aggregateWorkload(run *measured.Run) (sim.Workload, error) {
 	if err != nil {
 		return sim.Workload{}, err
 	}
-	out, err := workload.NewLengthSampler(workload.LengthSpec{Type: workload.LengthFixed, Value: int(a.MeanOutputTokens + 0.5)}, "output", nil)
+	outTokens := int(a.MeanOutputTokens + 0.5)
+	outSpec := workload.LengthSpec{Type: workload.LengthFixed, Value: outTokens}
+	if a.RateRPS <= 0 {
+		outSpec = closedLoopOutputs(outTokens)
+	}
+	out, err := workload.NewLengthSampler(outSpec, "output", nil)
 	if err != nil {
 		return sim.Workload{}, err
 	}
@@ -280,6 +297,32 @@ func aggregateWorkload(run *measured.Run) (sim.Workload, error) {
 		w.Arrival = workload.ArrivalSpec{Type: workload.ArrivalClosedLoop, Concurrency: n}
 	}
 	return w, nil
+}
+
+// ClosedLoopOutputSpread is the spread of output lengths, as a fraction of
+// the mean either way, with which a closed loop rebuilt from a summary is
+// replayed. vLLM decodes every running request once a step, so requests of
+// exactly equal length that start together finish together; their users
+// send again together and are prefilled together, every cycle: the loop
+// phase-locks, and no delay on the request path of the size the traces
+// show breaks that (the heavy prefill steps of a cohort take in every
+// arrival that falls during them). The measured closed-loop runs of the
+// reference data do not show the lock (docs/accuracy.md: their TTFT
+// against concurrency follows the unlocked simulation, not the locked
+// one), so their requests did not all decode the same number of steps;
+// the summaries state only the mean. A spread of 1% either way, the
+// smallest that lets the cohorts drift apart within a few cycles, is what
+// the replay assumes of them.
+const ClosedLoopOutputSpread = 0.01
+
+// closedLoopOutputs is the output lengths of a closed loop replayed from a
+// summary of mean n: uniform within ClosedLoopOutputSpread of it.
+func closedLoopOutputs(n int) workload.LengthSpec {
+	d := int(math.Round(ClosedLoopOutputSpread * float64(n)))
+	if d < 1 || n-d < 1 {
+		return workload.LengthSpec{Type: workload.LengthFixed, Value: n}
+	}
+	return workload.LengthSpec{Type: workload.LengthUniform, Min: n - d, Max: n + d}
 }
 
 // quantized serves s's model at the precision a run names when the

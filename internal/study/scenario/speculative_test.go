@@ -332,8 +332,8 @@ func speedup(t *testing.T, s scenario.Scenario, sp engine.Speculative, c int) (t
 // with EAGLE (k = 3, the paper's rates), 128/128 tokens: over 1.6× for one
 // user (the proposer's 3.2 ms of host time costs a 7.8 ms step 40%),
 // down to within 10% of none at 256 users; beyond that the API
-// server's per-event cost paces the plain run (README, speculative
-// decoding), so the speedup settles near 1 rather than below it.
+// server's per-event cost paces the plain run (docs/speculative.md,
+// "What it does"), so the speedup settles near 1 rather than below it.
 func TestSpeculationCrossover(t *testing.T) {
 	if testing.Short() {
 		t.Skip("simulates 18 closed loops")

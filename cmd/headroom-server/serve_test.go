@@ -1,5 +1,3 @@
-//go:build full
-
 package main
 
 import (
@@ -12,11 +10,15 @@ import (
 	"time"
 
 	"github.com/headroom-sim/headroom/api"
+	"github.com/headroom-sim/headroom/cmd/internal/cli"
 )
 
-// runServeCmd runs `headroom serve args…` with environ as the environment.
+// runServeCmd runs `headroom-server args…` with environ as the
+// environment, after a HOME of its own (for the calibration store's
+// default).
 func runServeCmd(t *testing.T, ctx context.Context, environment []string, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
+	environment = append([]string{"HOME=" + t.TempDir()}, environment...)
 	old := environ
 	environ = func() []string { return environment }
 	defer func() { environ = old }()
@@ -29,7 +31,7 @@ func runServeCmd(t *testing.T, ctx context.Context, environment []string, args .
 		return ""
 	}
 	var out, errb bytes.Buffer
-	code = run(ctx, append([]string{"serve"}, args...), getenv, strings.NewReader(""), &out, &errb)
+	code = run(ctx, args, getenv, &out, &errb)
 	return code, out.String(), errb.String()
 }
 
@@ -114,6 +116,48 @@ func TestServeStartsAndStops(t *testing.T) {
 	}
 }
 
+// TestServeStateDir: without calibration_store the server keeps its
+// calibrations in the user's state directory, creating it, and writes
+// nothing in the working directory.
+func TestServeStateDir(t *testing.T) {
+	state := filepath.Join(t.TempDir(), "xdg-state")
+	env := []string{"XDG_STATE_HOME=" + state}
+	code, out, errs := runServeCmd(t, context.Background(), env, "--print-config")
+	want := "calibration_store: " + filepath.Join(state, "headroom", "calibrations.db") + "\n"
+	if code != 0 || !strings.Contains(out, want) {
+		t.Fatalf("exit %d, stdout lacks %q:\n%s%s", code, want, out, errs)
+	}
+	if _, err := os.Stat(state); err == nil {
+		t.Error("--print-config created the state directory")
+	}
+	wd := t.TempDir()
+	t.Chdir(wd)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan int, 1)
+	go func() {
+		code, _, e := runServeCmd(t, ctx, env, "--listen", "127.0.0.1:0", "--shutdown-drain", "0s", "--log-level", "warn")
+		errs = e
+		done <- code
+	}()
+	db := filepath.Join(state, "headroom", "calibrations.db")
+	for i := 0; i < 100 && !exists(db); i++ {
+		time.Sleep(20 * time.Millisecond)
+	}
+	cancel()
+	if code := <-done; code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	st, err := os.Stat(filepath.Dir(db))
+	if err != nil || st.Mode().Perm() != 0o700 || !exists(db) {
+		t.Errorf("state directory %v (err %v), store there: %v", st, err, exists(db))
+	}
+	if ents, _ := os.ReadDir(wd); len(ents) != 0 {
+		t.Errorf("the server wrote %s into the working directory", ents[0].Name())
+	}
+}
+
+func exists(p string) bool { _, err := os.Stat(p); return err == nil }
+
 // TestServeFlagsCoverKeys: every configuration key has a flag of
 // `headroom serve`.
 func TestServeFlagsCoverKeys(t *testing.T) {
@@ -130,7 +174,7 @@ func TestServeFlagsCoverKeys(t *testing.T) {
 
 func TestServeListenError(t *testing.T) {
 	code, _, errs := runServeCmd(t, context.Background(), nil, "--listen", "256.0.0.1:1", "--allow-remote-without-token", "--calibration-store", "")
-	if code != exitFailure || !strings.Contains(errs, "listen") {
+	if code != cli.ExitFailure || !strings.Contains(errs, "listen") {
 		t.Errorf("exit %d, stderr %q", code, errs)
 	}
 }

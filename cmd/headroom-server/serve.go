@@ -1,5 +1,3 @@
-//go:build full
-
 package main
 
 import (
@@ -11,12 +9,14 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strconv"
 	"syscall"
 
 	"go.yaml.in/yaml/v3"
 
 	"github.com/headroom-sim/headroom/api"
+	"github.com/headroom-sim/headroom/cmd/internal/cli"
 )
 
 // environ is the process environment, replaced in tests.
@@ -25,7 +25,7 @@ var environ = os.Environ
 // serveFlags maps each flag of `headroom serve` to its configuration key.
 var serveFlags = []struct{ flag, key, usage string }{
 	{"listen", "listen", "address to listen on (host:port); beyond loopback it needs --auth-token or --allow-remote-without-token"},
-	{"auth-token", "auth_token", "bearer token every request but /healthz and /readyz must carry (prefer the environment variable: flags are visible to other users)"},
+	{"auth-token", "auth_token", "bearer token every request but /healthz, /readyz and the web planner's pages must carry (prefer the environment variable: flags are visible to other users)"},
 	{"allow-remote-without-token", "allow_remote_without_token", "listen beyond loopback without a token (behind an authenticating proxy)"},
 	{"body-limit-bytes", "body_limit_bytes", "largest request body in bytes (413 beyond)"},
 	{"body-read-timeout", "body_read_timeout", "time a client may take to send a request body (408 beyond); bodies are read before a request takes a slot"},
@@ -35,8 +35,8 @@ var serveFlags = []struct{ flag, key, usage string }{
 	{"model-store-dir", "model_store_dir", "directory where POST /v1/models persists models (models/<id>.yaml), loaded at start"},
 	{"max-added-models", "models.max_added", "most models POST /v1/models may add (0 turns it off); DELETE /v1/models/{id} frees one"},
 	{"kernel-db-dir", "kernel_db_dir", "directory whose subdirectories (kernel databases laid out like AIConfigurator's perf database) scenarios and POST /v1/steptime may name as steptime.kernel_db (\"\" refuses them; the built-in tables need none)"},
-	{"calibration-store", "calibration_store", "bbolt file keeping POST /v1/calibrations across restarts, created and locked at start (\"\" keeps them in memory)"},
-	{"calibration-upload-limit-bytes", "calibrations.upload_limit_bytes", "largest POST /v1/calibrations upload in bytes (413 beyond)"},
+	{"calibration-store", "calibration_store", "bbolt file keeping POST /v1/calibrations across restarts, created and locked at start (\"\" keeps them in memory; default: calibrations.db in $XDG_STATE_HOME/headroom, else ~/.local/state/headroom)"},
+	{"calibration-upload-limit-bytes", "calibrations.upload_limit_bytes", "largest upload of a run or trace (POST /v1/calibrations, /v1/inspect, /v1/validate, /v1/rate-profile) in bytes (413 beyond)"},
 	{"calibration-sync-max-requests", "calibrations.sync_max_requests", "most measured requests a synchronous calibration replays (422 beyond: use ?async=true)"},
 	{"calibration-sync-timeout", "calibrations.sync_timeout", "wall-time limit of a synchronous calibration"},
 	{"calibration-upload-budget-bytes", "calibrations.upload_budget_bytes", "bytes of uploads held at once, read, fitted or queued (429 beyond)"},
@@ -61,10 +61,11 @@ var serveFlags = []struct{ flag, key, usage string }{
 }
 
 func runServe(ctx context.Context, e *env, args []string) error {
-	fs := newFlagSet("serve")
+	fs := cli.NewFlagSet("headroom-server")
 	configFile := fs.String("config", "", "YAML configuration file (keys as --print-config shows them)")
 	printConfig := fs.Bool("print-config", false, "print the effective configuration as YAML and exit")
 	def := api.DefaultConfig()
+	def.CalibrationStore = api.DefaultCalibrationStore(environ())
 	defaults := configValues(def)
 	for _, f := range serveFlags {
 		usage := fmt.Sprintf("%s (%s, env %s; default %s)", f.usage, f.key, api.EnvName(f.key), defaults[f.key])
@@ -74,12 +75,12 @@ func runServe(ctx context.Context, e *env, args []string) error {
 		}
 		fs.String(f.flag, "", usage)
 	}
-	pos, err := parseFlags(fs, args, e.stdout)
+	pos, err := cli.ParseFlags(fs, args, e.stdout)
 	if err != nil {
 		return err
 	}
 	if len(pos) > 0 {
-		return usagef("unexpected argument %q", pos[0])
+		return cli.Usagef("unexpected argument %q", pos[0])
 	}
 	keyOf := map[string]string{}
 	for _, f := range serveFlags {
@@ -93,22 +94,25 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	})
 	cfg, err := api.LoadConfig(api.ConfigSources{File: *configFile, Environ: environ(), Flags: set})
 	if err != nil {
-		return usagef("%v", err)
+		return cli.Usagef("%v", err)
 	}
 	if *printConfig {
 		return writeConfig(e.stdout, cfg.Redacted())
 	}
+	if err := makeStateDir(cfg, environ()); err != nil {
+		return err
+	}
 	log, err := newLogger(e.stderr, cfg.Log)
 	if err != nil {
-		return usagef("%v", err)
+		return cli.Usagef("%v", err)
 	}
-	cat, err := loadCatalog(e, cfg.CatalogDir)
+	cat, err := cli.LoadCatalog(e.getenv, cfg.CatalogDir)
 	if err != nil {
 		return err
 	}
 	dom, err := api.NewDomain(cat, cfg.ModelStoreDir, log)
 	if err != nil {
-		return usagef("--model-store-dir: %v", err)
+		return cli.Usagef("--model-store-dir: %v", err)
 	}
 	srv, err := api.New(cfg, api.Options{Engine: dom, Logger: log, Abort: secondSignal()})
 	if err != nil {
@@ -122,6 +126,20 @@ func runServe(ctx context.Context, e *env, args []string) error {
 		}
 	}()
 	return srv.ListenAndServe(ctx)
+}
+
+// makeStateDir creates the user's state directory when the calibration
+// store is its default file there; a store the user names must be in a
+// directory that exists (the server says so at start).
+func makeStateDir(cfg api.Config, environ []string) error {
+	def := api.DefaultCalibrationStore(environ)
+	if def == "" || cfg.CalibrationStore != def {
+		return nil
+	}
+	if err := os.MkdirAll(filepath.Dir(def), 0o700); err != nil {
+		return fmt.Errorf("calibration_store: creating the state directory: %w", err)
+	}
+	return nil
 }
 
 // secondSignal is closed by the second SIGINT or SIGTERM (the first one
