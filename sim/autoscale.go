@@ -278,7 +278,7 @@ func (a *autoscaler) fresh(i int) {
 			continue // never used: already empty
 		}
 		kv := newKVCache(cfg.NumGPUBlocks, cfg.Engine.BlockSize, caching, cfg.BlockUnits)
-		kv.hitTokens, kv.queryTokens = rp.kv.hitTokens, rp.kv.queryTokens
+		kv.hitTokens, kv.queryTokens, kv.dropLastHit = rp.kv.hitTokens, rp.kv.queryTokens, rp.kv.dropLastHit
 		rp.kv = kv
 	}
 }

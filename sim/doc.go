@@ -28,7 +28,9 @@
 // reported unfinished), autoscale.go (replicas started, drained and
 // billed by an autoscaling policy during the run), metrics.go, report.go
 // and assemble.go (what a run reports), speculative.go (speculative
-// decoding: drafts, verification, acceptance). Disaggregated serving (a
+// decoding: drafts, verification, acceptance) and speculative_cost.go
+// (what a speculative step adds: the rejection sampler and the
+// proposer). Disaggregated serving (a
 // prefill pool handing KV caches to a decode pool) is disagg.go (the path
 // of a request), pdpool.go (the pools at run time), kvtransfer.go (the
 // link) and pdreport.go, hooked into the files above where a request is

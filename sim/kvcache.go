@@ -15,6 +15,11 @@ type kvCache struct {
 	bs      int
 	total   int
 	caching bool
+	// dropLastHit gives back the last block of every prefix-cache hit, as
+	// vLLM does for the EAGLE-style proposers (KVCacheManager's use_eagle:
+	// FullAttentionManager.find_longest_cache_hit pops the last matched
+	// block so that the drafter gets the target's hidden states of it).
+	dropLastHit bool
 	// unitsFn gives the blocks a sequence of n tokens holds (ceil(n/bs), or
 	// capped for sliding-window models); shift is log2(bs) when that is
 	// ceil(n/bs) and bs a power of two (-1 otherwise): a shift, not a call.
@@ -211,6 +216,9 @@ func (c *kvCache) lookup(r *request) []int32 {
 			break
 		}
 		c.hits = append(c.hits, b)
+	}
+	if c.dropLastHit && len(c.hits) > 0 {
+		c.hits = c.hits[:len(c.hits)-1]
 	}
 	c.hitTokens += int64(len(c.hits) * c.bs)
 	return c.hits

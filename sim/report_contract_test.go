@@ -191,7 +191,7 @@ var reportKeys = []string{
 	"speculative.method", "speculative.num_speculative_tokens", "speculative.acceptance_source", "speculative.drafts",
 	"speculative.draft_tokens", "speculative.accepted_tokens", "speculative.acceptance_rate", "speculative.mean_acceptance_length",
 	"speculative.per_position_acceptance_rate[]", "speculative.tokens_per_request_step", "speculative.output_tokens_per_step",
-	"speculative.proposer_time_ratio",
+	"speculative.proposer_time_ratio", "speculative.acceptance_warning",
 	"stages[]", "timeseries[]",
 	"simulation.events", "simulation.steps", "simulation.simulated_s",
 }
@@ -257,7 +257,7 @@ var optionalKeys = []string{"goodput_rps", "sla.met", "sla.checks[]", "stages[]"
 	"speculative.method", "speculative.num_speculative_tokens", "speculative.acceptance_source", "speculative.drafts",
 	"speculative.draft_tokens", "speculative.accepted_tokens", "speculative.acceptance_rate", "speculative.mean_acceptance_length",
 	"speculative.per_position_acceptance_rate[]", "speculative.tokens_per_request_step", "speculative.output_tokens_per_step",
-	"speculative.proposer_time_ratio"}
+	"speculative.proposer_time_ratio", "speculative.acceptance_warning"}
 
 // lookup follows a dotted path ("a.b", "x[]" = a non-empty array, whose
 // first element is returned) through decoded JSON.

@@ -173,9 +173,6 @@ func newSimulator(cfg *Config) (*Simulator, error) {
 			return nil, err
 		}
 		s.spec = sp
-		for _, rp := range s.replicas {
-			rp.lookahead = cfg.Speculative.Lookahead
-		}
 	}
 	s.servableBlocks = cfg.NumGPUBlocks
 	if cfg.Engine.Scheduler == engine.SchedulerV0 && !cfg.Engine.EnableChunkedPrefill {
@@ -694,6 +691,11 @@ func (s *Simulator) addInstance(cfg *Config, pd *pdPool) (*instance, error) {
 		}
 		if cfg.BlockBytes > 0 {
 			rp.swapCap = int(cfg.Engine.SwapSpaceGiB * hardware.GiB / cfg.BlockBytes)
+		}
+		if sp := cfg.Speculative; sp != nil {
+			// Both follow vLLM's use_eagle() (eagle, eagle3, mtp).
+			rp.lookahead = sp.Lookahead
+			rp.kv.dropLastHit = sp.Lookahead > 0
 		}
 		in.ranks = append(in.ranks, rp)
 		s.replicas = append(s.replicas, rp)

@@ -50,12 +50,22 @@ type Speculative struct {
 	// proposer on the host CPU, at NgramNSPerToken per context token.
 	Drafter         *models.Drafter
 	NgramNSPerToken float64
+	// HostSetupSec and HostPassSec are a model drafter's host (CPU) time
+	// in a step that drafts: the set-up once (the drafter's inputs from
+	// the verified tokens, its attention metadata), then each of the K
+	// passes (the metadata of the next position, the forward's launches,
+	// the logits and the argmax). The passes are launched back to back,
+	// so they take the longer of their host and GPU times
+	// (proposerTime).
+	HostSetupSec, HostPassSec float64
 	// Lookahead is the KV slots reserved beyond the scheduled tokens of a
 	// running request (vLLM's num_lookahead_tokens: K for EAGLE, EAGLE-3
 	// and MTP, 0 otherwise).
 	Lookahead int
-	// AcceptanceSource says where PerPosition comes from (for the report).
-	AcceptanceSource string
+	// AcceptanceSource says where PerPosition comes from (for the report);
+	// AcceptanceWarning, when set, that it is a published default measured
+	// on another workload.
+	AcceptanceSource, AcceptanceWarning string
 }
 
 func (sp *Speculative) validate() error {
@@ -70,6 +80,8 @@ func (sp *Speculative) validate() error {
 		return &hardware.FieldError{Field: "engine.speculative", Reason: fmt.Sprintf("lookahead %d is not in [0, %d]", sp.Lookahead, sp.K)}
 	case !(sp.NgramNSPerToken >= 0 && sp.NgramNSPerToken < 1e6):
 		return &hardware.FieldError{Field: "engine.speculative", Reason: fmt.Sprintf("n-gram CPU time %g ns per token is not in [0, 1e6)", sp.NgramNSPerToken)}
+	case !(sp.HostSetupSec >= 0 && sp.HostSetupSec < 1) || !(sp.HostPassSec >= 0 && sp.HostPassSec < 1):
+		return &hardware.FieldError{Field: "engine.speculative", Reason: fmt.Sprintf("proposer host times %g s and %g s per pass are not in [0, 1)", sp.HostSetupSec, sp.HostPassSec)}
 	}
 	for i, p := range sp.PerPosition {
 		if !(p >= 0 && p <= 1) || (i > 0 && p > sp.PerPosition[i-1]) {
@@ -114,9 +126,10 @@ type specState struct {
 
 	drafts, draftTokens, accepted int64
 	perPos                        []int64
-	decodeDeliveries, decodeToks  int64 // deliveries after the first token, and their tokens
-	outToks                       int64 // every output token
-	proposeSec, stepSec           float64
+	decodeDeliveries, decodeToks  int64   // deliveries after the first token, and their tokens
+	outToks                       int64   // every output token
+	proposeSec, stepSec           float64 // the speculative terms (specCost.total) and whole steps
+	cost                          SpecStepCost
 }
 
 func newSpecState(cfg *Config) (*specState, error) {
@@ -138,67 +151,6 @@ func newSpecState(cfg *Config) (*specState, error) {
 		}
 	}
 	return p, nil
-}
-
-// proposeTime is the proposer's time in the step rp has just scheduled:
-// the drafter's K passes on the GPU, or the n-gram scan on the CPU, for
-// the requests that sample this step. It runs after the target's forward
-// pass, inside the same engine step.
-func (p *specState) proposeTime(rp *replica) float64 {
-	p.ctxs = p.ctxs[:0]
-	b := &p.batch
-	b.Reset()
-	for _, sc := range rp.sched {
-		r := sc.r
-		switch {
-		case sc.prefill:
-			last := r.computed+sc.n == r.numTokens()
-			b.AddPrefill(sc.n, r.computed, p.window, last)
-			if last {
-				p.ctxs = append(p.ctxs, r.numTokens()+1)
-			}
-		default:
-			// The verified tokens, rejected ones included: vLLM pads the
-			// drafter's first pass rather than wait for the acceptance.
-			n := 1 + int(r.verify)
-			b.AddDraftInput(r.computed+1, n, p.window)
-			p.ctxs = append(p.ctxs, r.computed+n+1)
-		}
-	}
-	if len(p.ctxs) == 0 {
-		return 0
-	}
-	if p.model == nil {
-		tokens := 0
-		for _, c := range p.ctxs {
-			tokens += c
-		}
-		return float64(tokens) * p.sp.NgramNSPerToken * 1e-9
-	}
-	d := p.sp.Drafter
-	sec := p.model.GPUTime(b) + p.fcTime(b.Tokens(), d.FCInputs+d.FirstFCInputs)
-	for j := 1; j < p.sp.K; j++ {
-		b.Reset()
-		for _, c := range p.ctxs {
-			b.AddDecode(c+j-1, p.window)
-		}
-		sec += p.model.GPUTime(b) + p.fcTime(len(p.ctxs), d.FCInputs)
-	}
-	return sec
-}
-
-// fcTime is a draft pass's input projections over m tokens: inputs
-// hidden sizes into one (replicated on every GPU, as vLLM's fc and
-// eh_proj are), and EAGLE-3's wider attention input.
-func (p *specState) fcTime(m, inputs int) float64 {
-	t := 0.0
-	if inputs > 0 {
-		t = p.model.GEMMTime(p.fc, m, p.hidden, inputs*p.hidden)
-	}
-	if p.qkvN > 0 {
-		t += p.model.GEMMTime(p.fc, m, p.qkvN, p.hidden)
-	}
-	return t
 }
 
 // proposeCap is how many drafts r may get: K, within max_model_len (vLLM
@@ -269,8 +221,11 @@ func (rp *replica) addVerify(r *request, n int) bool {
 type SpeculativeReport struct {
 	Method               string `json:"method"`
 	NumSpeculativeTokens int    `json:"num_speculative_tokens"`
-	// AcceptanceSource says where the acceptance model comes from.
-	AcceptanceSource string `json:"acceptance_source"`
+	// AcceptanceSource says where the acceptance model comes from;
+	// AcceptanceWarning is set when it is a method's published default,
+	// measured on another workload (it names the dataset).
+	AcceptanceSource  string `json:"acceptance_source"`
+	AcceptanceWarning string `json:"acceptance_warning,omitempty"`
 	// Drafts is the proposals verified (vLLM num_drafts): request-steps
 	// that carried drafts; DraftTokens the drafts in them (after the
 	// token budget's trimming); AcceptedTokens those accepted.
@@ -294,14 +249,61 @@ type SpeculativeReport struct {
 	// OutputTokensPerStep is all output tokens over all engine steps.
 	OutputTokensPerStep float64 `json:"output_tokens_per_step"`
 	// ProposerTimeRatio is the proposer's share of the engines' step
-	// time.
+	// time (with the rejection sampler: the speculative terms' share).
 	ProposerTimeRatio float64 `json:"proposer_time_ratio"`
+	// Verdict is the planner's answer (speed-up and break-even
+	// acceptance), when the command that ran the report asked for it; the
+	// simulator itself leaves it nil.
+	Verdict *SpeculationVerdict `json:"verdict,omitempty"`
+}
+
+// SpeculationVerdict is whether speculation pays for a scenario: at low
+// load and at the scenario's own load (the SLA's), its speed-up at the
+// assumed acceptance and the acceptance below which it is slower than
+// the same scenario without speculation.
+type SpeculationVerdict struct {
+	// MeanAcceptanceLength is the tokens a verification yields at the
+	// assumed acceptance (1 + Σ per-position rates, times the proposal
+	// rate for n-gram); AcceptanceSource where it comes from.
+	MeanAcceptanceLength float64 `json:"mean_acceptance_length"`
+	AcceptanceSource     string  `json:"acceptance_source"`
+	// LowLoad is one request in flight at a time (absent for trace and
+	// multi-turn workloads, whose lengths come with their arrivals);
+	// AtLoad the scenario's workload as given.
+	LowLoad *SpeculationAt `json:"low_load,omitempty"`
+	AtLoad  *SpeculationAt `json:"at_load"`
+	Notes   []string       `json:"notes,omitempty"`
+}
+
+// SpeculationAt is speculation's effect at one load.
+type SpeculationAt struct {
+	// Load says what the load is.
+	Load string `json:"load"`
+	// E2EP50MS and TPOTP50MS are with speculation at the assumed
+	// acceptance, E2EP50PlainMS and TPOTP50PlainMS without (the same
+	// scenario, num_speculative_tokens 0).
+	E2EP50MS       float64 `json:"e2e_p50_ms"`
+	E2EP50PlainMS  float64 `json:"e2e_p50_plain_ms"`
+	TPOTP50MS      float64 `json:"tpot_p50_ms"`
+	TPOTP50PlainMS float64 `json:"tpot_p50_plain_ms"`
+	// SpeedupRatio is E2EP50PlainMS ÷ E2EP50MS (above 1: speculation is
+	// faster), TPOTSpeedupRatio the same for TPOT.
+	SpeedupRatio     float64 `json:"speedup_ratio"`
+	TPOTSpeedupRatio float64 `json:"tpot_speedup_ratio"`
+	// BreakEvenRate is the conditional acceptance rate (draft i accepted
+	// with probability rate^i) at which the E2E P50 with speculation
+	// equals the one without, and BreakEvenMeanAcceptanceLength its mean
+	// acceptance length; both absent when speculation is slower at any
+	// acceptance or faster even with none (BreakEven says which).
+	BreakEvenRate                 *float64 `json:"break_even_rate,omitempty"`
+	BreakEvenMeanAcceptanceLength *float64 `json:"break_even_mean_acceptance_length,omitempty"`
+	BreakEven                     string   `json:"break_even"`
 }
 
 // report is the run's speculative decoding summary over the engines'
 // steps.
 func (p *specState) report(steps int64) *SpeculativeReport {
-	r := &SpeculativeReport{Method: p.sp.Method, NumSpeculativeTokens: p.sp.K, AcceptanceSource: p.sp.AcceptanceSource,
+	r := &SpeculativeReport{Method: p.sp.Method, NumSpeculativeTokens: p.sp.K, AcceptanceSource: p.sp.AcceptanceSource, AcceptanceWarning: p.sp.AcceptanceWarning,
 		Drafts: p.drafts, DraftTokens: p.draftTokens, AcceptedTokens: p.accepted,
 		PerPositionAcceptanceRate: make([]float64, p.sp.K)}
 	if p.draftTokens > 0 {
@@ -323,13 +325,4 @@ func (p *specState) report(steps int64) *SpeculativeReport {
 		r.ProposerTimeRatio = round(p.proposeSec/p.stepSec, 4)
 	}
 	return r
-}
-
-// withProposer adds the proposer's time to a step of rp whose target
-// pass takes target seconds, and tallies both for the report.
-func (p *specState) withProposer(rp *replica, target float64) float64 {
-	t := p.proposeTime(rp)
-	p.proposeSec += t
-	p.stepSec += target + t
-	return target + t
 }

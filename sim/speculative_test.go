@@ -193,6 +193,9 @@ func specRandomConfig(t *testing.T, seed uint64) Config {
 	default:
 		sp.Method, sp.Drafter, sp.Lookahead = engine.SpecEAGLE3, models.EAGLE3Head(cfg.Model, cfg.Precision), k
 	}
+	if sp.Drafter != nil {
+		sp.HostSetupSec, sp.HostPassSec = engine.ProposerHostUS*1e-6, engine.ProposerHostUS*1e-6
+	}
 	cfg.Speculative = sp
 	return cfg
 }

@@ -23,9 +23,7 @@ func (c *Config) stepModelOf(m *models.Model, p models.Precision) (*steptime.Mod
 	if err != nil {
 		return nil, err
 	}
-	// With speculative decoding vLLM sizes the graphs by the 1 + K query
-	// tokens of a decoding request (decodeQueryLen).
-	sm.WithCUDAGraphs(steptime.CUDAGraphTokens(c.Engine.MaxNumSeqs*c.decodeQueryLen(), c.Engine.MaxNumBatchedTokens)).WithKernelDB(c.KernelDB)
+	sm.WithCUDAGraphs(c.CUDAGraphTokens()).WithKernelDB(c.KernelDB)
 	if m.MoE != nil {
 		moeTP, moeEP := c.moeSplit()
 		sm.WithMoESplit(moeTP, moeEP, max(c.DP, 1))
@@ -37,6 +35,15 @@ func (c *Config) stepModelOf(m *models.Model, p models.Precision) (*steptime.Mod
 		sm.WithEngineV0()
 	}
 	return sm, nil
+}
+
+// CUDAGraphTokens is the largest step the engine replays as a CUDA graph:
+// vLLM's capture size, sized with speculative decoding by the 1 + K query
+// tokens of a decoding request (decodeQueryLen). The drafter's passes
+// replay graphs of the same sizes (vLLM 0.11's EagleProposer pads to the
+// target's cudagraph_capture_sizes).
+func (c *Config) CUDAGraphTokens() int {
+	return steptime.CUDAGraphTokens(c.Engine.MaxNumSeqs*c.decodeQueryLen(), c.Engine.MaxNumBatchedTokens)
 }
 
 // MoESplit is the (moe_tp, moe_ep) split of an instance's routed experts

@@ -24,10 +24,16 @@ func runCalibrate(ctx context.Context, e *env, args []string) error {
 	var trace, out, format, catalogDir string
 	var holdouts setFlags
 	var o runOverrides
-	var evals, stage, split int
+	var evals, stage, split, baselineStage int
 	var prior float64
 	var holdoutStages bool
+	var fit, baseline, counters, countersBefore string
 	fs := newFlagSet("calibrate")
+	fs.StringVar(&counters, "spec-decode-metrics", "", "with --fit acceptance: a scrape of the server's /metrics (Prometheus text) after the run: the acceptance is read off its vllm:spec_decode_* counters")
+	fs.StringVar(&countersBefore, "spec-decode-metrics-before", "", "with --spec-decode-metrics: a scrape before the run, whose counts are subtracted")
+	fs.StringVar(&fit, "fit", "profile", "what to fit: profile (the step-time coefficients) or acceptance (a speculative run's draft acceptance)")
+	fs.StringVar(&baseline, "baseline", "", "with --fit acceptance: the same server and load without speculation, whose simulated ÷ measured decode time corrects the target")
+	fs.IntVar(&baselineStage, "baseline-stage", -1, "with --baseline: its benchmark to compare (default: --stage)")
 	fs.IntVar(&stage, "stage", -1, "fit on this benchmark of a multi-benchmark file (guidellm sweeps, appended vLLM results)")
 	fs.BoolVar(&holdoutStages, "holdout-stages", false, "evaluate on every other benchmark of the --trace file")
 	fs.IntVar(&split, "split", 0, "cut a single-benchmark --trace into this many parts by send time (then --stage/--holdout-stages apply)")
@@ -49,6 +55,18 @@ func runCalibrate(ctx context.Context, e *env, args []string) error {
 	if trace == "" {
 		return usagef("--trace: a measured run is required")
 	}
+	if fit != "profile" && fit != "acceptance" {
+		return usagef("--fit: %q is not profile or acceptance", fit)
+	}
+	if fit == "profile" && baseline != "" {
+		return usagef("--baseline: only read with --fit acceptance")
+	}
+	if fit == "profile" && counters != "" {
+		return usagef("--spec-decode-metrics: only read with --fit acceptance")
+	}
+	if countersBefore != "" && counters == "" {
+		return usagef("--spec-decode-metrics-before: give --spec-decode-metrics (the scrape after the run) too")
+	}
 	if format != "table" && format != "json" && format != "markdown" {
 		return usagef("--output: %q is not table, json or markdown", format)
 	}
@@ -59,6 +77,10 @@ func runCalibrate(ctx context.Context, e *env, args []string) error {
 	full, src, err := loadMeasured(trace, &o, cat)
 	if err != nil {
 		return usagef("--trace %s: %v", trace, err)
+	}
+	if fit == "acceptance" {
+		return runFitAcceptance(ctx, e, acceptanceFlags{trace: trace, baseline: baseline, out: out, format: format,
+			stage: stage, baselineStage: baselineStage, holdoutStages: holdoutStages, counters: counters, countersBefore: countersBefore}, full, &o, cat)
 	}
 	if split > 1 {
 		if len(full.Requests) == 0 {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/headroom-sim/headroom/internal/study/plan"
 	"github.com/headroom-sim/headroom/internal/study/scenario"
+	"github.com/headroom-sim/headroom/sim"
 	"github.com/headroom-sim/headroom/sim/workload"
 )
 
@@ -287,6 +288,24 @@ func writePlanTable(w io.Writer, res *plan.PlanResult) {
 	writePruned(w, res.Pruned)
 	if res.Day != nil {
 		writeDayTable(w, res.Day)
+	}
+	writeSpeculationVerdict(w, "on the recommendation", res.Speculation)
+}
+
+// writeSpeculationVerdict prints whether speculative decoding pays (nil:
+// nothing to print).
+func writeSpeculationVerdict(w io.Writer, where string, v *sim.SpeculationVerdict) {
+	if v == nil {
+		return
+	}
+	fmt.Fprintf(w, "\nSpeculative decoding %s (assumed %.2f tokens per verification: %s):\n", where, v.MeanAcceptanceLength, v.AcceptanceSource)
+	for _, at := range []*sim.SpeculationAt{v.LowLoad, v.AtLoad} {
+		if at != nil {
+			fmt.Fprintf(w, "  %s\n", speculationLine(at, v.MeanAcceptanceLength))
+		}
+	}
+	for _, n := range v.Notes {
+		fmt.Fprintf(w, "  note: %s\n", n)
 	}
 }
 

@@ -211,6 +211,7 @@ func writeSweepTable(w io.Writer, res *plan.SweepResult) {
 		fmt.Fprintln(tw, strings.Join(cells, "\t")+"\t")
 	}
 	tw.Flush()
+	writeSpeculationVerdict(w, "in the base scenario", res.Speculation)
 }
 
 func runCurve(ctx context.Context, e *env, args []string) error {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/headroom-sim/headroom/catalogs"
 	"github.com/headroom-sim/headroom/hardware"
+	"github.com/headroom-sim/headroom/internal/study/plan"
 	"github.com/headroom-sim/headroom/internal/study/scenario"
 	"github.com/headroom-sim/headroom/sim"
 	"github.com/headroom-sim/headroom/sim/memory"
@@ -70,10 +71,11 @@ func runSimulate(ctx context.Context, e *env, args []string) error {
 	var format string
 	var timeout time.Duration
 	var maxEvents int64
-	var progress bool
+	var progress, verdict bool
 	var outs runOutputs
 	var wr workloadRun
 	fs := newFlagSet("simulate")
+	fs.BoolVar(&verdict, "speculation-verdict", true, "with speculative decoding: also simulate the scenario without it and at other acceptances, for its speed-up and break-even acceptance at one request in flight and at the scenario's load (=false skips them)")
 	fs.StringVar(&wr.path, "workload-run", "", "replay a measured run's requests as the workload (a run folder or result file, as validate --run reads: a blis observe trace, an LLMServingSim run …): their arrivals, lengths and tenants or benchmarks")
 	fs.StringVar(&wr.arrivals, "workload-arrivals", "send", "with --workload-run: arrive at the run's send times (send) or at its scheduled arrivals, without the client's recorded delay (schedule)")
 	fs.StringVar(&outs.plotDir, "plot-dir", "", "write SVG charts (TTFT/TPOT/ITL/E2E CDFs, KV usage and queues over time) into this directory")
@@ -137,6 +139,13 @@ func runSimulate(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return scenarioError(err)
 	}
+	if rep.Speculative != nil && verdict {
+		if wr.path != "" {
+			fmt.Fprintln(e.stderr, "headroom simulate: no speculation verdict with --workload-run (it compares the scenario's own workload)")
+		} else if err := speculationVerdict(ctx, e, cat, &f, sc, rep); err != nil {
+			return err
+		}
+	}
 	if err := outs.write(rep, res.Config.Engine.MaxModelLen); err != nil {
 		return err
 	}
@@ -145,6 +154,32 @@ func runSimulate(ctx context.Context, e *env, args []string) error {
 	}
 	writeReportTable(e.stdout, sc, res, rep)
 	wr.writeStages(e.stdout)
+	return nil
+}
+
+// speculationLine says in one line what speculation does at one load.
+func speculationLine(at *sim.SpeculationAt, assumed float64) string {
+	word := "faster"
+	if at.SpeedupRatio < 1 {
+		word = "slower"
+	}
+	return fmt.Sprintf("%s: %.2f× E2E P50 (%.1f ms against %.1f ms without; TPOT %.2f×) at %.2f tokens per verification, %s; %s",
+		at.Load, at.SpeedupRatio, at.E2EP50MS, at.E2EP50PlainMS, at.TPOTSpeedupRatio, assumed, word, at.BreakEven)
+}
+
+// speculationVerdict adds the planner's answer on speculative decoding
+// to rep (the scenario with and without it, and its break-even
+// acceptance).
+func speculationVerdict(ctx context.Context, e *env, cat *catalogs.Catalog, f *scenarioFlags, sc *scenario.Scenario, rep *sim.Report) error {
+	env, _, err := loadScenarioOnly(e, cat, f)
+	if err != nil {
+		return err
+	}
+	v, err := (&plan.Runner{Env: env}).Speculation(ctx, *sc, rep)
+	if err != nil {
+		return scenarioError(err)
+	}
+	rep.Speculative.Verdict = v
 	return nil
 }
 
@@ -325,6 +360,17 @@ func writeReportTable(w io.Writer, sc *scenario.Scenario, res *scenario.Resolved
 	if sp := r.Speculative; sp != nil {
 		fmt.Fprintf(tw, "Speculative\t%s, %d drafts: %.1f%% accepted (by position %s), mean acceptance length %.2f, %.2f tokens per request step, proposer %.1f%% of step time\n",
 			sp.Method, sp.NumSpeculativeTokens, 100*sp.AcceptanceRate, percents(sp.PerPositionAcceptanceRate), sp.MeanAcceptanceLength, sp.TokensPerRequestStep, 100*sp.ProposerTimeRatio)
+		fmt.Fprintf(tw, "Acceptance\t%s\n", sp.AcceptanceSource)
+		if sp.AcceptanceWarning != "" {
+			fmt.Fprintf(tw, "Warning\t%s\n", sp.AcceptanceWarning)
+		}
+		if v := sp.Verdict; v != nil {
+			for _, at := range []*sim.SpeculationAt{v.LowLoad, v.AtLoad} {
+				if at != nil {
+					fmt.Fprintf(tw, "Speculation pays?\t%s\n", speculationLine(at, v.MeanAcceptanceLength))
+				}
+			}
+		}
 	}
 	if r.SLA != nil {
 		verdict := "MET"

@@ -94,6 +94,9 @@ func writeStepTable(w io.Writer, r *stepreport.Report) {
 		fmt.Fprintf(tw, "%s\t%8.1f\t%6s\n", b.Bound, b.TimeUS, pct(b.ShareRatio))
 	}
 	tw.Flush()
+	if sp := r.Speculative; sp != nil {
+		writeSpecStep(w, sp)
+	}
 
 	fmt.Fprintln(w)
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
@@ -103,8 +106,11 @@ func writeStepTable(w io.Writer, r *stepreport.Report) {
 		cpu += fmt.Sprintf(", %.3f ms of it hidden under async scheduling", r.CPUHiddenMS)
 	}
 	fmt.Fprintf(tw, "CPU\t%s\n", cpu)
+	if sp := r.Speculative; sp != nil {
+		fmt.Fprintf(tw, "Speculative\t%.3f ms (rejection sampler and proposer, above)\n", sp.AddedUS/1e3)
+	}
 	fmt.Fprintf(tw, "Step\t%.3f ms\n", r.StepMS)
-	fmt.Fprintf(tw, "API server\t%.3f ms to stream the step's %d tokens (its own thread)\n", r.FrontendMS, r.Batch.Sampled*r.DP)
+	fmt.Fprintf(tw, "API server\t%.3f ms to stream the step's %g output tokens (its own thread)\n", r.FrontendMS, r.OutputTokens)
 	tput := fmt.Sprintf("%.0f tokens/s, %.0f output tokens/s", r.TokensPerS, r.OutputTokensPerS)
 	if r.DP > 1 {
 		tput += fmt.Sprintf(" per rank; the replica: %.0f tokens/s, %.0f output tokens/s", r.ReplicaTokensPerS, r.ReplicaOutputTokensPerS)
@@ -120,6 +126,27 @@ func writeStepTable(w io.Writer, r *stepreport.Report) {
 			fmt.Fprintf(w, "  - %s\n", n)
 		}
 	}
+}
+
+// writeSpecStep prints a speculative step's terms beyond the target's
+// verification.
+func writeSpecStep(w io.Writer, sp *stepreport.Speculative) {
+	fmt.Fprintf(w, "\nSpeculative decoding: %s, %d drafts per sequence; %d draft positions verified, %d sequences drafting\n",
+		sp.Method, sp.NumSpeculativeTokens, sp.DraftPositions, sp.DraftingSeqs)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "Term\t      µs\tWhat")
+	fmt.Fprintf(tw, "rejection sampler\t%8.1f\ttarget probabilities at every draft position (temperature, top-p), accepted prefix, recovered token\n", sp.RejectionSamplerUS)
+	if sp.NgramUS > 0 || sp.DraftGPUUS == 0 {
+		fmt.Fprintf(tw, "n-gram proposer\t%8.1f\tprompt lookup on the host CPU\n", sp.NgramUS)
+	} else {
+		fmt.Fprintf(tw, "draft passes (GPU)\t%8.1f\t%d passes; the first over %d token rows (%.1f µs)\n", sp.DraftGPUUS, sp.NumSpeculativeTokens, sp.FirstPassTokens, sp.FirstPassUS)
+		fmt.Fprintf(tw, "proposer host, set-up\t%8.1f\tthe drafter's inputs and attention metadata\n", sp.ProposerHostSetupUS)
+		fmt.Fprintf(tw, "proposer host, passes\t%8.1f\tmetadata, launches, logits and argmax of the %d passes\n", sp.ProposerHostPassesUS, sp.NumSpeculativeTokens)
+		fmt.Fprintf(tw, "proposer\t%8.1f\tset-up + the longer of the passes' host and GPU times (%s-bound)\n", sp.ProposerUS, sp.ProposerBound)
+	}
+	fmt.Fprintf(tw, "added to the step\t%8.1f\t\n", sp.AddedUS)
+	tw.Flush()
+	fmt.Fprintf(w, "Acceptance: %.2f tokens per verification (%s)\n", sp.MeanAcceptanceLength, sp.AcceptanceSource)
 }
 
 // batchLine describes the batch in words.

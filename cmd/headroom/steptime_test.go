@@ -30,6 +30,9 @@ func TestStepTimeGolden(t *testing.T) {
 			"--batch-decode", "32", "--kv-len", "8192", "--prefill-tokens", "256", "--prefill-context", "1024", "--steptime", "table"}},
 		{"steptime-gpt-oss-120b-h100-tp2.txt", []string{"--model", "gpt-oss-120b", "--gpu", "h100-sxm", "--tp", "2",
 			"--batch-decode", "32", "--kv-len", "4096", "--prefill-tokens", "1024", "--steptime", "table"}},
+		// The shared vllm+eagle run's server: EAGLE-3 drafting 4 tokens,
+		// one request decoding (its 1 request/s stage).
+		{"steptime-llama8b-h100-eagle3.txt", specArgs("--batch-decode", "1", "--kv-len", "230")},
 	} {
 		t.Run(c.golden, func(t *testing.T) {
 			code, out, errb := runCLI(t, append([]string{"steptime"}, c.args...)...)
@@ -39,6 +42,14 @@ func TestStepTimeGolden(t *testing.T) {
 			golden(t, c.golden, out)
 		})
 	}
+}
+
+// specArgs are Llama-3.1-8B on an H100 with EAGLE-3 drafting 4 tokens, as
+// the shared vllm+eagle run served it (max_num_seqs 128, vLLM 0.11:
+// async scheduling off), with more flags.
+func specArgs(more ...string) []string {
+	return append([]string{"--model", "llama-3.1-8b", "--gpu", "h100-sxm", "--max-num-seqs", "128", "--async-scheduling=false",
+		"--set", "engine.speculative.method=eagle3", "--set", "engine.speculative.num_speculative_tokens=4", "--steptime", "table"}, more...)
 }
 
 func stepJSON(t *testing.T, args ...string) *stepreport.Report {
@@ -61,8 +72,26 @@ func TestStepTimeSums(t *testing.T) {
 		{"--model", "llama-3.1-8b", "--gpu", "h100-sxm", "--batch-decode", "64", "--kv-len", "2048", "--steptime", "table"},
 		{"--model", "qwen3-30b-a3b", "--gpu", "h200", "--tp", "2", "--batch-decode", "100", "--kv-len", "3000", "--prefill-tokens", "2048", "--prefill-chunks", "2"},
 		{"--model", "gpt-oss-120b", "--gpu", "h200", "--tp", "4", "--batch-decode", "8", "--kv-len", "70000", "--async-scheduling=false"},
+		specArgs("--batch-decode", "64", "--kv-len", "230", "--prefill-tokens", "90", "--prefill-context", "112"),
 	} {
 		r := stepJSON(t, args...)
+		added := 0.0
+		if sp := r.Speculative; sp != nil {
+			added = sp.AddedUS / 1e3
+			if math.Abs(sp.RejectionSamplerUS+sp.ProposerUS-sp.AddedUS) > 0.002 {
+				t.Errorf("%v: rejection sampler %.3f + proposer %.3f µs ≠ added %.3f", args, sp.RejectionSamplerUS, sp.ProposerUS, sp.AddedUS)
+			}
+			if want := sp.ProposerHostSetupUS + math.Max(sp.ProposerHostPassesUS, sp.DraftGPUUS); math.Abs(sp.ProposerUS-want) > 0.002 {
+				t.Errorf("%v: proposer %.3f µs, want set-up + max(host passes, GPU) = %.3f", args, sp.ProposerUS, want)
+			}
+		}
+		var bounds float64
+		for _, b := range r.Bounds {
+			bounds += b.TimeUS
+		}
+		if math.Abs(bounds-r.StepMS*1e3) > 0.01 {
+			t.Errorf("%v: bounds sum to %.3f µs, step_ms %.6f", args, bounds, r.StepMS)
+		}
 		var sum float64
 		for _, k := range r.Kernels {
 			sum += k.TimeUS
@@ -70,8 +99,8 @@ func TestStepTimeSums(t *testing.T) {
 		if math.Abs(sum-r.GPUMS*1e3) > 0.001*float64(len(r.Kernels)+1) {
 			t.Errorf("%v: kernels sum to %.3f µs, gpu_ms %.6f", args, sum, r.GPUMS)
 		}
-		if math.Abs(r.GPUMS+r.CPUMS-r.CPUHiddenMS-r.StepMS) > 1e-5 {
-			t.Errorf("%v: gpu %.6f + cpu %.6f − hidden %.6f ≠ step %.6f", args, r.GPUMS, r.CPUMS, r.CPUHiddenMS, r.StepMS)
+		if math.Abs(r.GPUMS+r.CPUMS-r.CPUHiddenMS+added-r.StepMS) > 1e-5 {
+			t.Errorf("%v: gpu %.6f + cpu %.6f − hidden %.6f + speculative %.6f ≠ step %.6f", args, r.GPUMS, r.CPUMS, r.CPUHiddenMS, added, r.StepMS)
 		}
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/headroom-sim/headroom/internal/study/accuracy"
 	"github.com/headroom-sim/headroom/internal/study/replay"
 	"github.com/headroom-sim/headroom/sim"
+	"github.com/headroom-sim/headroom/sim/engine"
 )
 
 func runValidate(ctx context.Context, e *env, args []string) error {
@@ -23,8 +24,10 @@ func runValidate(ctx context.Context, e *env, args []string) error {
 	var from, format, catalogDir, calibration, plotFile string
 	var logged, progress bool
 	var workers int
+	var acceptance float64
 	var o runOverrides
 	fs := newFlagSet("validate")
+	fs.Float64Var(&acceptance, "acceptance-rate", -1, "replay runs that speculate at this conditional draft acceptance (engine.speculative.acceptance.rate; default: the method's published default, with its warning)")
 	fs.Var(&runs, "run", "measured run: a run folder (LLMServingSim, inference-sim, inference-perf results, llmperf, vllm bench sweep), a benchmark result file or a table of closed-loop runs (aiconfigurator-silicon CSV); repeatable")
 	fs.StringVar(&from, "runs-from", "", "replay every run folder and closed-loop table found below this directory")
 	fs.StringVar(&format, "output", "table", "output format: table|json|markdown")
@@ -77,6 +80,12 @@ func runValidate(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	opt := replay.Options{UseLoggedBlocks: logged, KernelDB: kernelDBs(cat).Load}
+	if given := givenFlags(fs); given["acceptance-rate"] {
+		if !(acceptance >= 0 && acceptance <= 1) {
+			return usagef("--acceptance-rate: %g is not in [0, 1]", acceptance)
+		}
+		opt.Acceptance = &engine.Acceptance{Rate: &acceptance, Source: "headroom validate --acceptance-rate"}
+	}
 	if calibration != "" {
 		p, err := loadProfileFile(calibration)
 		if err != nil {

@@ -60,7 +60,13 @@ type Acceptance struct {
 	// n-gram proposer finds a match and proposes drafts (ngram only: the
 	// other methods propose at every step).
 	ProposalRate *float64 `yaml:"proposal_rate,omitempty" json:"proposal_rate,omitempty"`
+	// Source says where the rates come from (a measured run, headroom
+	// calibrate's fit); the report repeats it.
+	Source string `yaml:"source,omitempty" json:"source,omitempty"`
 }
+
+// MaxAcceptanceSourceLen bounds acceptance.source.
+const MaxAcceptanceSourceLen = 512
 
 // On reports whether s turns speculation on.
 func (s *Speculative) On() bool { return s != nil && s.NumSpeculativeTokens > 0 }
@@ -93,6 +99,12 @@ func (s *Speculative) validate(m *models.Model, scheduler string) error {
 	a := s.Acceptance
 	if a == nil {
 		return nil
+	}
+	if len(a.Source) > MaxAcceptanceSourceLen {
+		return &FieldError{Field: "speculative.acceptance.source", Reason: fmt.Sprintf("is %d bytes, more than %d", len(a.Source), MaxAcceptanceSourceLen)}
+	}
+	if a.Source != "" && len(a.PerPosition) == 0 && a.Rate == nil {
+		return &FieldError{Field: "speculative.acceptance.source", Reason: "names where rates come from, and none is given (per_position or rate)"}
 	}
 	if len(a.PerPosition) > 0 && a.Rate != nil {
 		return &FieldError{Field: "speculative.acceptance", Reason: "give per_position or rate, not both"}
@@ -134,9 +146,12 @@ type Resolved struct {
 	// ProposalRate is the probability that a request's step has drafts.
 	ProposalRate float64
 	// Source says where the numbers come from; Extrapolated, when set,
-	// says which positions go past the published measurements.
+	// says which positions go past the published measurements; Warning,
+	// when set, that they are a published default measured on another
+	// workload (naming its dataset).
 	Source       string
 	Extrapolated string
+	Warning      string
 }
 
 // Resolve is the acceptance model of s (which must be on and valid): the
@@ -151,29 +166,44 @@ func (s *Speculative) Resolve() Resolved {
 	switch {
 	case a != nil && len(a.PerPosition) > 0:
 		out.PerPosition = append([]float64(nil), a.PerPosition[:k]...)
-		out.Source = "scenario (per_position)"
+		out.Source = withSource("scenario (per_position)", a.Source)
 		if s.Method == SpecNgram && a.ProposalRate == nil {
 			out.ProposalRate = NgramAcceptance(k).ProposalRate
 		}
 		return out
 	case a != nil && a.Rate != nil:
-		out.PerPosition = geometric(*a.Rate, k)
-		out.Source = "scenario (rate)"
+		out.PerPosition = Geometric(*a.Rate, k)
+		out.Source = withSource("scenario (rate)", a.Source)
 		if s.Method == SpecNgram && a.ProposalRate == nil {
 			out.ProposalRate = NgramAcceptance(k).ProposalRate
 		}
 		return out
 	}
 	d := DefaultAcceptance(s.Method, k)
-	out.PerPosition, out.Source, out.Extrapolated = d.PerPosition, d.Source, d.Extrapolated
+	out.PerPosition, out.Source, out.Extrapolated, out.Warning = d.PerPosition, d.Source, d.Extrapolated, d.Warning
 	if a == nil || a.ProposalRate == nil {
 		out.ProposalRate = d.ProposalRate
 	}
 	return out
 }
 
-// geometric is Rate^i for i = 1…k.
-func geometric(rate float64, k int) []float64 {
+// withSource appends the scenario's note on where its rates come from.
+func withSource(kind, src string) string {
+	if src == "" {
+		return kind
+	}
+	return kind + ": " + src
+}
+
+// defaultWarning is the warning a published default carries: acceptance
+// is the workload's, and the default was measured on dataset.
+func defaultWarning(method, dataset string) string {
+	return fmt.Sprintf("no acceptance given: %s's published default is used, measured on %s; acceptance depends on the prompts and the sampling (the shared vllm+eagle run, EAGLE-3 on synthetic prompts, accepted about 3%% of drafts where MT-bench accepts 80%%): give engine.speculative.acceptance from a run of this workload (headroom calibrate --fit acceptance)", method, dataset)
+}
+
+// Geometric is the per-position rates of one conditional rate: rate^i
+// for i = 1…k.
+func Geometric(rate float64, k int) []float64 {
 	out := make([]float64, k)
 	p := 1.0
 	for i := range out {
@@ -244,21 +274,23 @@ var (
 // NgramAcceptance).
 func DefaultAcceptance(method string, k int) Resolved {
 	var cond []float64
-	var src string
+	var src, dataset string
 	switch method {
 	case SpecNgram:
-		return NgramAcceptance(k)
+		out := NgramAcceptance(k)
+		out.Warning = defaultWarning(method, "300 ShareGPT chat conversations (Headroom's replay of vLLM's proposer; prompts that are copied from accept far more)")
+		return out
 	case SpecEAGLE:
-		cond, src = eagleConditional, "EAGLE (arXiv:2401.15077), MT-bench Vicuna-7B n-α"
+		cond, src, dataset = eagleConditional, "EAGLE (arXiv:2401.15077), MT-bench Vicuna-7B n-α", "MT-bench (Vicuna-7B, greedy, the paper's implementation)"
 	case SpecEAGLE3:
-		cond, src = eagle3Conditional, "EAGLE-3 (arXiv:2503.01840), MT-bench LLaMA-3.1-8B n-α ≈ 0.8"
+		cond, src, dataset = eagle3Conditional, "EAGLE-3 (arXiv:2503.01840), MT-bench LLaMA-3.1-8B n-α ≈ 0.8", "MT-bench (LLaMA-Instruct-3.1-8B, the paper's figure)"
 	case SpecMTP:
-		cond, src = mtpConditional, "DeepSeek-V3 report (arXiv:2412.19437) §5.4.3: 85–90% for the second token"
+		cond, src, dataset = mtpConditional, "DeepSeek-V3 report (arXiv:2412.19437) §5.4.3: 85–90% for the second token", "DeepSeek-V3's own generation (its report's evaluation, second token only)"
 	default:
-		cond, src = draftModelConditional, "Leviathan et al. (arXiv:2211.17192) Table 3: LaMDA 137B with a 2B draft, α = 0.71"
+		cond, src, dataset = draftModelConditional, "Leviathan et al. (arXiv:2211.17192) Table 3: LaMDA 137B with a 2B draft, α = 0.71", "LaMDA dialog (137B target, 2B draft)"
 	}
 	per, extra := fromConditional(cond, k)
-	out := Resolved{PerPosition: per, ProposalRate: 1, Source: src}
+	out := Resolved{PerPosition: per, ProposalRate: 1, Source: src, Warning: defaultWarning(method, dataset)}
 	if extra && method != SpecDraftModel {
 		out.Extrapolated = fmt.Sprintf("positions %d–%d repeat the last measured conditional rate %g (no published measurement; likely optimistic): give engine.speculative.acceptance for a measured model", len(cond)+1, k, cond[len(cond)-1])
 	}
@@ -329,3 +361,23 @@ func NgramAcceptance(k int) Resolved {
 // code (which compiles the same loop through LLVM), and the Python work
 // around it per request is not counted.
 const NgramNSPerToken = 0.77
+
+// ProposerHostUS is the host time of a model drafter's proposer in vLLM
+// 0.11 (v1/spec_decode/eagle.py: EagleProposer.propose), for its set-up
+// and for each of its K passes alike: K + 1 parts of about the same
+// Python (attention metadata for the next position, positions and slot
+// mapping, a piecewise-CUDA-graph forward whose attention is launched
+// from the host, the logits and the argmax). Fitted, not read off the
+// code: the shared vllm+eagle run (EAGLE-3, K = 4, Llama-3.1-8B on one
+// H100) streams at 11.9 ms a step at 1 request/s (the median gap between
+// its SSE events, inference-perf's inter-token latency p75, its p50 being
+// the zero gaps inside an event), against 7.0 ms without speculation
+// (vllm+quantization, the same vLLM); of that difference the target's
+// verification, the rejection sampler and the draft passes' GPU time
+// explain about 1.4 ms, and the 4 ms left over five parts is 800 µs each.
+// The same figure reproduces the run's cadence at 14–66 requests in
+// flight (13.3, 15.2 and 21.9 ms measured) and its saturation throughput
+// (docs/speculative.md). Uncertain for other vLLM releases: later ones
+// capture the drafter in full CUDA graphs and overlap the step with
+// async scheduling, which should cost less host time (not measured here).
+const ProposerHostUS = 800

@@ -61,3 +61,44 @@ func (s *Model) GEMMTime(format string, m, n, k int) float64 {
 	}
 	return sec
 }
+
+// RejectionSamplerBytesPerLogit is the device-memory traffic of vLLM's
+// rejection sampler per logit of a draft position, beyond the sampler
+// pass every scored position gets (sampledTime), read off vLLM 0.11's
+// v1/sample/rejection_sampler.py (RejectionSampler.forward →
+// compute_probs → apply_sampling_constraints, and
+// sample_recovered_tokens) for a request sampled at a temperature with
+// top-p, as vLLM samples requests that set neither from the model's
+// generation_config (Llama-3.1-Instruct: temperature 0.6, top_p 0.9):
+//
+//	temperature (logits.div_, fp32 read + write)                    8
+//	apply_top_k_top_p: sort of fp32 values with int64 indices, a
+//	  segmented radix sort of 4–5 digit passes, 24 B each, plus the
+//	  index fill and key copy                                    ≈ 120
+//	softmax, cumsum, mask and masked_fill over the sorted row       38
+//	scatter back through the indices                                16
+//	softmax to target_probs                                         16
+//	sample_recovered_tokens reading the probabilities                4
+//
+// ≈ 200 bytes, at the elementwise bandwidth. Greedy requests (temperature
+// 0) take the argmax instead; the simulator does not know a request's
+// sampling parameters and prices the random path. Uncertain: the sort's
+// pass count and efficiency are cub's, not measured here.
+const RejectionSamplerBytesPerLogit = 200
+
+// rejectionSamplerKernels is the kernels compute_probs and the sampling
+// of recovered and bonus tokens launch per step (each with the
+// elementwise launch overhead).
+const rejectionSamplerKernels = 12
+
+// RejectionSamplerTime is the GPU time of the rejection sampler over
+// drafts draft positions (every verifying request's drafts, summed): the
+// target's probabilities at each draft position, their top-p constraint
+// and the recovered-token draw (0 without drafts).
+func (s *Model) RejectionSamplerTime(drafts int) float64 {
+	if drafts <= 0 {
+		return 0
+	}
+	vocab := float64(s.model.VocabSize)
+	return FormulaElementwise(&s.prof, s.hw, float64(drafts)*vocab*RejectionSamplerBytesPerLogit, rejectionSamplerKernels)
+}

@@ -49,6 +49,9 @@ type PlanSpec struct {
 	// Disaggregation, when set, adds disaggregated prefill/decode
 	// candidates to the ranking (disagg.go).
 	Disaggregation *DisaggSearch `json:"disaggregation,omitempty"`
+	// SkipSpeculationVerdict leaves out the answer on speculative
+	// decoding (PlanResult.Speculation) when the scenario speculates.
+	SkipSpeculationVerdict bool `json:"skip_speculation_verdict,omitempty"`
 }
 
 // Config is one cluster shape: replicas of one GPU and TP, or (with
@@ -139,6 +142,11 @@ type PlanResult struct {
 	// Day is the rate profile played through the recommendation: replicas
 	// per window, an autoscaler against static provisioning for the peak.
 	Day *DayPlan `json:"day,omitempty"`
+	// Speculation, when the scenario speculates, is whether it pays on
+	// the recommendation: its speed-up at the assumed acceptance and the
+	// break-even acceptance, at one request in flight and at the target
+	// load (speculation.go).
+	Speculation *sim.SpeculationVerdict `json:"speculation,omitempty"`
 	// Simulations is the number of simulations run.
 	Simulations int `json:"simulations"`
 }
@@ -246,6 +254,13 @@ func (r *Runner) Plan(ctx context.Context, spec PlanSpec, progress func(float64)
 			return nil, err
 		}
 		res.Day = day
+	}
+	if rec := res.Recommendation; rec != nil && rec.Disaggregation == nil && base.Engine.Speculative.On() && !spec.SkipSpeculationVerdict {
+		v, err := r.Speculation(ctx, rec.Config.Scenario(withLoad(base, dim, target)), nil)
+		if err != nil {
+			return nil, fmt.Errorf("speculation verdict: %w", err)
+		}
+		res.Speculation = v
 	}
 	res.Simulations = q.simulations()
 	return res, nil

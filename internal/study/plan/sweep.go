@@ -14,6 +14,7 @@ import (
 
 	"github.com/headroom-sim/headroom/hardware"
 	"github.com/headroom-sim/headroom/internal/study/scenario"
+	"github.com/headroom-sim/headroom/sim"
 )
 
 // Axis is one swept field and its values.
@@ -31,6 +32,9 @@ type SweepSpec struct {
 	// List pairs the axes' values index by index instead of crossing them
 	// (every axis must then have the same number of values).
 	List bool `json:"list,omitempty"`
+	// SkipSpeculationVerdict leaves out the answer on speculative
+	// decoding (SweepResult.Speculation) when the scenario speculates.
+	SkipSpeculationVerdict bool `json:"skip_speculation_verdict,omitempty"`
 }
 
 // MaxSweepPoints bounds a sweep.
@@ -89,6 +93,12 @@ type SweepResult struct {
 	Axes    []string     `json:"axes"`
 	Columns []string     `json:"columns"`
 	Points  []SweepPoint `json:"points"`
+	// Speculation, when the base scenario speculates, is whether it pays
+	// there (before the axes apply): its speed-up at the assumed
+	// acceptance and the break-even acceptance, at one request in flight
+	// and at the scenario's load. Sweep engine.speculative.acceptance.rate
+	// or num_speculative_tokens to see it across the grid.
+	Speculation *sim.SpeculationVerdict `json:"speculation,omitempty"`
 }
 
 // combos expands the axes into value tuples.
@@ -199,6 +209,18 @@ func (r *Runner) Sweep(ctx context.Context, spec SweepSpec, progress func(float6
 			aligned[col[n]] = pt.Metrics[j]
 		}
 		pt.Metrics = aligned
+	}
+	if spec.Scenario.Engine.Speculative.On() && !spec.SkipSpeculationVerdict {
+		v, err := r.Speculation(ctx, spec.Scenario, nil)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			// The base scenario itself may not run (the axes make it
+			// whole): say so rather than fail the grid.
+			v = &sim.SpeculationVerdict{Notes: []string{"no verdict on the base scenario: " + err.Error()}}
+		}
+		res.Speculation = v
 	}
 	return res, nil
 }

@@ -121,7 +121,7 @@ func Parts(run *measured.Run, cat *catalogs.Catalog, opt Options, stage int) ([]
 		if stage >= 0 {
 			focus = run.Stage(stage)
 		}
-		p := Part{Name: StageName(run, stage), Stage: stage, Filter: stage, Basis: BasisRequests, Resolved: res, Measured: measuredFromSummary(focus.Summarize()), Notes: ScenarioNotes(run)}
+		p := Part{Name: StageName(run, stage), Stage: stage, Filter: stage, Basis: BasisRequests, Resolved: res, Measured: measuredFromSummary(focus.Summarize()), Notes: append(ScenarioNotes(run), res.Warning...)}
 		if p.Measured.Completed == 0 {
 			return nil, fmt.Errorf("%s: no completed requests", p.Name)
 		}
@@ -164,6 +164,7 @@ func Parts(run *measured.Run, cat *catalogs.Catalog, opt Options, stage int) ([]
 			p.Notes = aggregateNotes(sub)
 		}
 		p.Notes = append(p.Notes, ScenarioNotes(sub)...)
+		p.Notes = append(p.Notes, res.Warning...)
 		parts = append(parts, p)
 	}
 	if len(parts) == 0 {

@@ -31,6 +31,10 @@ type Options struct {
 	// kernels (scenario.Env.KernelDB).
 	Backend  string
 	KernelDB scenario.KernelLoader
+	// Acceptance is the speculative decoding acceptance to replay a run
+	// that speculates with (nil: the method's published default, with its
+	// warning); runs without speculation ignore it.
+	Acceptance *engine.Acceptance
 }
 
 // Scenario returns the scenario a run corresponds to: its model, GPU,
@@ -169,6 +173,10 @@ func olderThan(v string, major, minor int) bool {
 // benchmark its own simulation.
 func Config(run *measured.Run, cat *catalogs.Catalog, opt Options) (*scenario.Resolved, error) {
 	s := Scenario(run)
+	if sp := s.Engine.Speculative; sp != nil && opt.Acceptance != nil {
+		a := *opt.Acceptance
+		sp.Acceptance = &a
+	}
 	if id, err := ResolveModel(cat, run.Model); err == nil {
 		s.Model = id
 		quantized(cat, &s, run.Quantization)

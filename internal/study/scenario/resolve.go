@@ -269,6 +269,9 @@ func (s *Scenario) Resolve(env Env) (*Resolved, error) {
 		if note != "" {
 			warn = append(warn, "engine.speculative.acceptance: "+note)
 		}
+		if sp.AcceptanceWarning != "" {
+			warn = append(warn, "engine.speculative.acceptance: "+sp.AcceptanceWarning)
+		}
 	}
 	res := &Resolved{Config: cfg, Memory: mp, Setup: setup, Warning: warn}
 	if a := s.Autoscale; a != nil {

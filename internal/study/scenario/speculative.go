@@ -61,9 +61,12 @@ func speculative(eng *engine.Config, d *models.Drafter) (*sim.Speculative, strin
 	}
 	acc := sp.Resolve()
 	out := &sim.Speculative{Method: sp.Method, K: sp.NumSpeculativeTokens, PerPosition: acc.PerPosition, ProposalRate: acc.ProposalRate,
-		Drafter: d, NgramNSPerToken: engine.NgramNSPerToken, AcceptanceSource: acc.Source}
+		Drafter: d, NgramNSPerToken: engine.NgramNSPerToken, AcceptanceSource: acc.Source, AcceptanceWarning: acc.Warning}
 	if sp.UsesLookahead() {
 		out.Lookahead = sp.NumSpeculativeTokens
+	}
+	if d != nil {
+		out.HostSetupSec, out.HostPassSec = engine.ProposerHostUS*1e-6, engine.ProposerHostUS*1e-6
 	}
 	if acc.Extrapolated != "" {
 		out.AcceptanceSource += "; " + acc.Extrapolated

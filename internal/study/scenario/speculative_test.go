@@ -7,6 +7,7 @@ import (
 	"errors"
 	"math"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -92,6 +93,8 @@ func TestSpeculativeFieldErrors(t *testing.T) {
 		{"NaN position", spec(engine.Speculative{Method: "eagle", NumSpeculativeTokens: 1, Acceptance: &engine.Acceptance{PerPosition: []float64{math.NaN()}}}), "engine.speculative.acceptance.per_position[0]", "not in [0, 1]"},
 		{"proposal rate for a model drafter", spec(engine.Speculative{Method: "eagle", NumSpeculativeTokens: 1, Acceptance: &engine.Acceptance{ProposalRate: ptr(0.5)}}), "engine.speculative.acceptance.proposal_rate", "only for method ngram"},
 		{"proposal rate above 1", spec(engine.Speculative{Method: "ngram", NumSpeculativeTokens: 1, Acceptance: &engine.Acceptance{ProposalRate: ptr(2)}}), "engine.speculative.acceptance.proposal_rate", "not in [0, 1]"},
+		{"source without rates", spec(engine.Speculative{Method: "eagle", NumSpeculativeTokens: 1, Acceptance: &engine.Acceptance{Source: "a run"}}), "engine.speculative.acceptance.source", "none is given"},
+		{"source too long", spec(engine.Speculative{Method: "eagle", NumSpeculativeTokens: 1, Acceptance: &engine.Acceptance{Rate: ptr(0.5), Source: strings.Repeat("x", 513)}}), "engine.speculative.acceptance.source", "more than 512"},
 		{"the v0 scheduler", func(s *scenario.Scenario) {
 			s.Engine.Scheduler, s.Engine.EnableChunkedPrefill = engine.SchedulerV0, false
 			s.Engine.Speculative = &engine.Speculative{Method: "ngram", NumSpeculativeTokens: 2}
@@ -132,7 +135,8 @@ func TestSpeculativeResolveEAGLE(t *testing.T) {
 			t.Errorf("per position %v, want %v", sp.PerPosition, want)
 		}
 	}
-	if !strings.Contains(sp.AcceptanceSource, "arXiv:2401.15077") || len(res.Warning) != 0 {
+	// The published default comes with its warning (and only that).
+	if !strings.Contains(sp.AcceptanceSource, "arXiv:2401.15077") || len(res.Warning) != 1 || !strings.Contains(res.Warning[0], "published default") {
 		t.Errorf("source %q, warnings %v", sp.AcceptanceSource, res.Warning)
 	}
 	def := scenario.Default()
@@ -159,7 +163,7 @@ func TestSpeculativeResolveEAGLE(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res.Warning) != 1 || !strings.Contains(res.Warning[0], "positions 6–7") || !strings.Contains(res.Config.Speculative.AcceptanceSource, "likely optimistic") {
+	if len(res.Warning) != 2 || !strings.Contains(res.Warning[0], "positions 6–7") || !strings.Contains(res.Config.Speculative.AcceptanceSource, "likely optimistic") {
 		t.Errorf("warnings %v, source %q", res.Warning, res.Config.Speculative.AcceptanceSource)
 	}
 }
@@ -229,6 +233,45 @@ func TestSpeculativeResolveForms(t *testing.T) {
 	}
 }
 
+// A published default acceptance is used only with a warning that names
+// the dataset it was measured on (in the resolved scenario and the
+// report); acceptance the scenario gives carries its source and no
+// warning.
+func TestSpeculativeAcceptanceSource(t *testing.T) {
+	for _, c := range []struct {
+		name        string
+		sp          engine.Speculative
+		source      string
+		warnDataset string // "" = no warning
+	}{
+		{"eagle3 default", engine.Speculative{Method: "eagle3", NumSpeculativeTokens: 4}, "EAGLE-3 (arXiv:2503.01840)", "MT-bench (LLaMA-Instruct-3.1-8B"},
+		{"eagle default", engine.Speculative{Method: "eagle", NumSpeculativeTokens: 2}, "EAGLE (arXiv:2401.15077)", "MT-bench (Vicuna-7B"},
+		{"ngram default", engine.Speculative{Method: "ngram", NumSpeculativeTokens: 2}, "Headroom's replay", "300 ShareGPT chat conversations"},
+		{"draft model default", engine.Speculative{Method: "draft_model", NumSpeculativeTokens: 2, DraftModel: "llama-3.2-1b"}, "Leviathan et al.", "LaMDA dialog"},
+		{"a measured rate", engine.Speculative{Method: "eagle3", NumSpeculativeTokens: 4, Acceptance: &engine.Acceptance{Rate: ptr(0.11), Source: "headroom calibrate on vllm+eagle stage 0"}},
+			"scenario (rate): headroom calibrate on vllm+eagle stage 0", ""},
+		{"per position, no source", engine.Speculative{Method: "eagle3", NumSpeculativeTokens: 2, Acceptance: &engine.Acceptance{PerPosition: []float64{0.1, 0.01}}}, "scenario (per_position)", ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := scenario.Default()
+			s.Workload.Requests = 20
+			s.Engine.Speculative = &c.sp
+			res, rep, _ := run(t, s)
+			got := rep.Speculative
+			if !strings.HasPrefix(got.AcceptanceSource, c.source) {
+				t.Errorf("acceptance_source %q, want it to start %q", got.AcceptanceSource, c.source)
+			}
+			warned := slices.ContainsFunc(res.Warning, func(w string) bool { return strings.Contains(w, "published default") })
+			switch {
+			case c.warnDataset == "" && (got.AcceptanceWarning != "" || warned):
+				t.Errorf("warning %q (resolved: %q) for acceptance the scenario gave", got.AcceptanceWarning, res.Warning)
+			case c.warnDataset != "" && (!strings.Contains(got.AcceptanceWarning, c.warnDataset) || !warned):
+				t.Errorf("warning %q (resolved: %q), want one naming %q", got.AcceptanceWarning, res.Warning, c.warnDataset)
+			}
+		})
+	}
+}
+
 // The speculative section decodes from YAML, unknown keys are refused,
 // and it survives encoding.
 func TestSpeculativeDecode(t *testing.T) {
@@ -286,10 +329,11 @@ func speedup(t *testing.T, s scenario.Scenario, sp engine.Speculative, c int) (t
 // (k = 4, Leviathan et al.'s α = 0.71), 512/256 tokens: over 2× faster
 // for one user, slower than without speculation at the largest loads,
 // and the TPOT speedup never rising with the load on the way. Llama-3.1-8B
-// with EAGLE (k = 3, the paper's rates), 128/128 tokens: over 2× for one
-// user, down to within 10% of none at 256 users; beyond that the API
-// server's per-event cost paces the plain run (README, speculative
-// decoding), so the speedup settles near 1 rather than below it.
+// with EAGLE (k = 3, the paper's rates), 128/128 tokens: over 1.6× for one
+// user (the proposer's 3.2 ms of host time costs a 7.8 ms step 40%),
+// down to within 10% of none at 256 users; beyond that the API
+// server's per-event cost paces the plain run (docs/speculative.md,
+// "What it does"), so the speedup settles near 1 rather than below it.
 func TestSpeculationCrossover(t *testing.T) {
 	if testing.Short() {
 		t.Skip("simulates 18 closed loops")
@@ -300,12 +344,13 @@ func TestSpeculationCrossover(t *testing.T) {
 		tp, in, out int
 		sp          engine.Speculative
 		users       []int
+		firstAbove  float64
 		lastBelow   float64
 	}{
 		{"draft model", "llama-3.1-70b", 4, 512, 256, engine.Speculative{Method: engine.SpecDraftModel, DraftModel: "llama-3.2-1b", NumSpeculativeTokens: 4},
-			[]int{1, 16, 64, 128, 256, 512}, 0.9},
+			[]int{1, 16, 64, 128, 256, 512}, 2, 0.9},
 		{"eagle", "llama-3.1-8b", 1, 128, 128, engine.Speculative{Method: engine.SpecEAGLE, NumSpeculativeTokens: 3},
-			[]int{1, 64, 256}, 1.1},
+			[]int{1, 64, 256}, 1.6, 1.1},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			s := scenario.Default()
@@ -319,8 +364,8 @@ func TestSpeculationCrossover(t *testing.T) {
 				if tpot > prev+0.03 {
 					t.Errorf("%d users: TPOT speedup %.2f rose from %.2f", u, tpot, prev)
 				}
-				if u == 1 && (tpot < 2 || thr < 2) {
-					t.Errorf("one user: TPOT speedup %.2f, throughput ratio %.2f; want both above 2", tpot, thr)
+				if u == 1 && (tpot < c.firstAbove || thr < c.firstAbove) {
+					t.Errorf("one user: TPOT speedup %.2f, throughput ratio %.2f; want both above %g", tpot, thr, c.firstAbove)
 				}
 				prev = tpot
 			}

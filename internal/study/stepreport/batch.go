@@ -148,3 +148,9 @@ func (b *Batch) batch(window int) models.Batch {
 	}
 	return mb
 }
+
+// specBatch is the batch as speculative decoding prices it.
+func (b *Batch) specBatch() sim.SpecStepBatch {
+	return sim.SpecStepBatch{DecodeSeqs: b.DecodeSeqs, KVLen: b.KVLen, PrefillChunks: b.chunks(), PrefillTokens: b.PrefillTokens,
+		PrefillContext: b.PrefillContextTokens, PrefillPartial: b.PrefillPartial}
+}

@@ -8,6 +8,7 @@ import (
 	"github.com/headroom-sim/headroom/internal/study/scenario"
 	"github.com/headroom-sim/headroom/models"
 	"github.com/headroom-sim/headroom/sim"
+	"github.com/headroom-sim/headroom/sim/engine"
 	"github.com/headroom-sim/headroom/sim/steptime"
 )
 
@@ -68,8 +69,10 @@ type Report struct {
 	StepMS      float64 `json:"step_ms"`
 	// FrontendMS is the API server's time to stream the step's output
 	// tokens (every data-parallel rank's: they share one API server), on
-	// its own thread beside the engine.
-	FrontendMS float64 `json:"frontend_ms"`
+	// its own thread beside the engine; OutputTokens is those tokens (with
+	// speculative decoding, at the assumed acceptance).
+	FrontendMS   float64 `json:"frontend_ms"`
+	OutputTokens float64 `json:"output_tokens"`
 	// TokensPerS is the token rows one rank runs per second at this step
 	// time, OutputTokensPerS the tokens it samples; ReplicaTokensPerS and
 	// ReplicaOutputTokensPerS are the replica's (dp ranks), when dp > 1.
@@ -78,11 +81,55 @@ type Report struct {
 	ReplicaTokensPerS       float64 `json:"replica_tokens_per_s,omitempty"`
 	ReplicaOutputTokensPerS float64 `json:"replica_output_tokens_per_s,omitempty"`
 	// TPOTMS is the time per output token a pure decode batch implies: the
-	// step time, or the API server's time when it is the longer (absent
-	// when the batch prefills).
+	// step time (with speculative decoding, over the tokens a verification
+	// yields at the assumed acceptance), or the API server's time when it
+	// is the longer (absent when the batch prefills).
 	TPOTMS *float64 `json:"tpot_ms,omitempty"`
+	// Speculative is the speculative terms of the step, when the
+	// scenario turns speculative decoding on: the kernels above are then
+	// the target's verification (1 + K query tokens per decoding
+	// sequence), and step_ms includes these terms.
+	Speculative *Speculative `json:"speculative,omitempty"`
 	// Notes say what the reader should know to read the figures.
 	Notes []string `json:"notes"`
+}
+
+// Speculative is what speculative decoding adds to the target's pass,
+// priced as the simulator prices it (sim.SpecStepCost).
+type Speculative struct {
+	Method               string `json:"method"`
+	NumSpeculativeTokens int    `json:"num_speculative_tokens"`
+	// DraftPositions is the drafts the target verifies this step;
+	// DraftingSeqs the requests the proposer drafts for.
+	DraftPositions int `json:"draft_positions"`
+	DraftingSeqs   int `json:"drafting_seqs"`
+	// RejectionSamplerUS is the rejection sampler's GPU time over the
+	// draft positions.
+	RejectionSamplerUS float64 `json:"rejection_sampler_us"`
+	// DraftGPUUS is the drafter's K passes on the GPU, FirstPassUS the
+	// first of them (over FirstPassTokens rows: every token the target
+	// ran); NgramUS the n-gram proposer's CPU scan instead.
+	DraftGPUUS      float64 `json:"draft_gpu_us"`
+	FirstPassUS     float64 `json:"first_pass_us"`
+	FirstPassTokens int     `json:"first_pass_tokens"`
+	NgramUS         float64 `json:"ngram_us,omitempty"`
+	// ProposerHostSetupUS and ProposerHostPassesUS are the proposer's
+	// host time: once per step, and its K passes together.
+	ProposerHostSetupUS  float64 `json:"proposer_host_setup_us"`
+	ProposerHostPassesUS float64 `json:"proposer_host_passes_us"`
+	// ProposerUS is the proposer's time in the step: the set-up plus the
+	// longer of the passes' host and GPU times (they are launched back to
+	// back); ProposerBound says which.
+	ProposerUS    float64 `json:"proposer_us"`
+	ProposerBound string  `json:"proposer_bound"`
+	// AddedUS is what the step adds to the target's pass:
+	// rejection_sampler_us + proposer_us.
+	AddedUS float64 `json:"added_us"`
+	// MeanAcceptanceLength is the tokens one verification yields at the
+	// scenario's acceptance (1 + the per-position rates), and
+	// AcceptanceSource where that acceptance comes from.
+	MeanAcceptanceLength float64 `json:"mean_acceptance_length"`
+	AcceptanceSource     string  `json:"acceptance_source"`
 }
 
 // Experts is a MoE model's routed-expert layout.
@@ -225,7 +272,17 @@ func Explain(req Request, env scenario.Env) (*Report, error) {
 		return nil, fmt.Errorf("step-time profile: %w", err)
 	}
 	mb := b.batch(cfg.Model.SlidingWindow)
-	return assemble(&cfg, sm, &b, &mb), nil
+	var spec *sim.SpecStepCost
+	if cfg.Speculative != nil {
+		sb := b.specBatch()
+		mb = cfg.TargetBatch(sb)
+		c, err := cfg.SpeculativeStepCost(sm, sb)
+		if err != nil {
+			return nil, fmt.Errorf("speculative decoding: %w", err)
+		}
+		spec = &c
+	}
+	return assemble(&cfg, sm, &b, &mb, spec), nil
 }
 
 // applySplit sets an explicit (moe_tp, moe_ep) split of the experts.
@@ -267,11 +324,11 @@ func applySplit(cfg *sim.Config, sc *scenario.Scenario, moeTP, moeEP int) error 
 }
 
 // assemble prices the step and lays the report out.
-func assemble(cfg *sim.Config, sm *steptime.Model, b *Batch, mb *models.Batch) *Report {
+func assemble(cfg *sim.Config, sm *steptime.Model, b *Batch, mb *models.Batch, spec *sim.SpecStepCost) *Report {
 	m, prof := cfg.Model, sm.Profile()
 	shapes := sm.Shapes()
 	dp := max(cfg.DP, 1)
-	graph := steptime.CUDAGraphTokens(cfg.Engine.MaxNumSeqs, cfg.Engine.MaxNumBatchedTokens)
+	graph := cfg.CUDAGraphTokens()
 	r := &Report{
 		Model: m.ID, GPU: cfg.GPU.ID, TP: cfg.TP, DP: dp, GPUs: cfg.TP * dp,
 		Precision: cfg.Precision, Backend: sm.Backend(), ProfileSource: prof.Source,
@@ -319,6 +376,12 @@ func assemble(cfg *sim.Config, sm *steptime.Model, b *Batch, mb *models.Batch) *
 	bd := sm.Predict(mb)
 	kernels := sm.Explain(mb)
 	step := bd.Total
+	tokensPerSeq := 1.0
+	if spec != nil {
+		step += spec.Total()
+		r.Speculative = specReport(cfg.Speculative, spec)
+		tokensPerSeq = r.Speculative.MeanAcceptanceLength
+	}
 	share := func(sec float64) float64 { return round(sec/step, 4) }
 	var ops [models.NumOpKinds]float64
 	var opBound [models.NumOpKinds]map[steptime.Bound]float64
@@ -341,6 +404,12 @@ func assemble(cfg *sim.Config, sm *steptime.Model, b *Batch, mb *models.Batch) *
 	}
 	hidden := bd.GPU + bd.CPU - bd.Total
 	bounds[steptime.BoundOverhead] += bd.CPU - hidden
+	if spec != nil {
+		// The rejection sampler and the draft passes stream memory; the
+		// proposer's host time beyond its passes' GPU time is the host's.
+		bounds[steptime.BoundMemory] += spec.RejectionSampler + min(spec.DraftGPU, spec.Proposer)
+		bounds[steptime.BoundOverhead] += spec.Proposer - min(spec.DraftGPU, spec.Proposer)
+	}
 	for op, sec := range ops {
 		if sec > 0 {
 			r.Ops = append(r.Ops, Op{Op: models.OpKind(op).String(), TimeUS: us(sec), ShareRatio: share(sec), Bound: string(top(opBound[op]))})
@@ -356,20 +425,39 @@ func assemble(cfg *sim.Config, sm *steptime.Model, b *Batch, mb *models.Batch) *
 	if scale == 0 {
 		scale = 1
 	}
-	front := (prof.Frontend.PerStepUS + prof.Frontend.PerOutputTokenUS*float64(mb.Sampled*dp)) * 1e-6 * scale
-	r.FrontendMS = ms(front)
+	// Output tokens: one per sampling sequence, a decoding sequence's
+	// verification yielding the mean acceptance length with speculation.
+	sampled := float64(b.DecodeSeqs)*tokensPerSeq + float64(mb.Sampled-b.DecodeSeqs-mb.SpecTokens)
+	front := (prof.Frontend.PerStepUS + prof.Frontend.PerOutputTokenUS*sampled*float64(dp)) * 1e-6 * scale
+	r.FrontendMS, r.OutputTokens = ms(front), round(sampled*float64(dp), 2)
 	r.TokensPerS = round(float64(mb.Tokens())/step, 1)
-	r.OutputTokensPerS = round(float64(mb.Sampled)/step, 1)
+	r.OutputTokensPerS = round(sampled/step, 1)
 	if dp > 1 {
 		r.ReplicaTokensPerS = round(float64(mb.Tokens()*dp)/step, 1)
-		r.ReplicaOutputTokensPerS = round(float64(mb.Sampled*dp)/step, 1)
+		r.ReplicaOutputTokensPerS = round(sampled*float64(dp)/step, 1)
 	}
 	if b.chunks() == 0 {
-		t := ms(math.Max(step, front))
+		t := ms(math.Max(step, front) / tokensPerSeq)
 		r.TPOTMS = &t
 	}
 	r.Notes = notes(r, cfg, sm, front > step)
 	return r
+}
+
+// specReport lays out a step's speculative terms.
+func specReport(sp *sim.Speculative, c *sim.SpecStepCost) *Speculative {
+	bound := string(steptime.BoundMemory)
+	switch {
+	case sp.Drafter == nil:
+		bound = "cpu"
+	case c.HostPasses > c.DraftGPU:
+		bound = string(steptime.BoundOverhead)
+	}
+	return &Speculative{Method: sp.Method, NumSpeculativeTokens: sp.K, DraftPositions: c.Drafts, DraftingSeqs: c.Drafting,
+		RejectionSamplerUS: us(c.RejectionSampler), DraftGPUUS: us(c.DraftGPU), FirstPassUS: us(c.FirstPass), FirstPassTokens: c.FirstPassTokens,
+		NgramUS: us(c.Ngram), ProposerHostSetupUS: us(c.HostSetup), ProposerHostPassesUS: us(c.HostPasses),
+		ProposerUS: us(c.Proposer), ProposerBound: bound, AddedUS: us(c.Total()),
+		MeanAcceptanceLength: round(sp.ProposalRate*(engine.MeanAcceptanceLength(sp.PerPosition)-1)+1, 4), AcceptanceSource: sp.AcceptanceSource}
 }
 
 // top is the bound with the most time (ties: the first of compute,
@@ -413,6 +501,8 @@ func notes(r *Report, cfg *sim.Config, sm *steptime.Model, frontendBound bool) [
 	if r.TPOTMS != nil {
 		if frontendBound {
 			out = append(out, fmt.Sprintf("the API server's %.3f ms to stream the step's tokens exceeds the step: TPOT follows the API server", r.FrontendMS))
+		} else if sp := r.Speculative; sp != nil {
+			out = append(out, fmt.Sprintf("tpot_ms: each decoding sequence verifies %d drafts and receives %.2f tokens per step at the acceptance assumed (%s), so TPOT is the step time over %.2f", sp.NumSpeculativeTokens, sp.MeanAcceptanceLength, sp.AcceptanceSource, sp.MeanAcceptanceLength))
 		} else {
 			out = append(out, "tpot_ms: a pure decode batch gives every sequence one token per step, so TPOT is the step time")
 		}
