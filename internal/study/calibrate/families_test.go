@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
+	"time"
 
 	"github.com/headroom-sim/headroom/catalogs"
 	"github.com/headroom-sim/headroom/internal/testkit/refdata"
@@ -70,7 +72,10 @@ func familyCases(t *testing.T, cat *catalogs.Catalog) (fitClosed, checkClosed, o
 // half they were not fitted on), and with -update writes the joint fit to
 // sim/steptime/profiles/host.json and the table to
 // testdata/host-families.json (docs/gen-accuracy.sh renders it). It takes
-// hours on two cores, so it runs only with HEADROOM_FIT_HOST=1.
+// hours on two cores, so it runs only with HEADROOM_FIT_HOST=1;
+// HEADROOM_FIT_HOST=joint fits all the families together only (the
+// defaults without the per-family rows), HEADROOM_FIT_EVALS caps each
+// fit's evaluations (default 40).
 func TestFitHostFamilies(t *testing.T) {
 	if os.Getenv("HEADROOM_FIT_HOST") == "" {
 		t.Skip("HEADROOM_FIT_HOST not set: the host fits take hours")
@@ -112,10 +117,17 @@ func TestFitHostFamilies(t *testing.T) {
 		{FamilyStepped, byFamily[FamilyStepped]},
 		{"all", append(append(append(append([]Case{}, fitClosed...), byFamily[FamilyOpenLoop]...), byFamily[FamilyStepped]...), byFamily[FamilyRequestLevel]...)},
 	}
+	maxEvals := 40
+	if n, err := strconv.Atoi(os.Getenv("HEADROOM_FIT_EVALS")); err == nil && n > 0 {
+		maxEvals = n
+	}
 	var joint *HostFit
 	for _, f := range fits {
-		res, err := FitHostFamilies(ctx, f.cases, start, 40, func(h HostFit) {
-			t.Logf("%s: eval %d loss %.4f cpu %+v cpu_v0 %+v client %.0f per_step %.0f", f.name, h.Evaluations, h.Loss, h.Host.CPU, h.Host.CPUV0, h.Host.Frontend.ClientUS, h.Host.Frontend.PerStepUS)
+		if os.Getenv("HEADROOM_FIT_HOST") == "joint" && f.name != "all" {
+			continue // the joint fit alone: the defaults, without the per-family table's fits
+		}
+		res, err := FitHostFamilies(ctx, f.cases, start, maxEvals, func(h HostFit) {
+			t.Logf("%s %s: eval %d loss %.4f cpu %+v cpu_v0 %+v client %.0f per_step %.0f", time.Now().Format("15:04:05"), f.name, h.Evaluations, h.Loss, h.Host.CPU, h.Host.CPUV0, h.Host.Frontend.ClientUS, h.Host.Frontend.PerStepUS)
 		})
 		if err != nil {
 			t.Fatal(err)
