@@ -28,15 +28,15 @@ var familyColumns = []struct{ title, prefix string }{
 // absolute error, its signed median and the number of figures.
 func FamilyTable(rows []FamilyRow) string {
 	var b strings.Builder
-	b.WriteString("| fitted on | client_us | per_step_us | cpu.step_overhead_us | cpu.per_seq_overhead_us | cpu_v0.per_seq_overhead_us | loss on its fit runs |\n|---|---|---|---|---|---|---|\n")
+	b.WriteString("| fitted on | client_us | per_step_us | cpu.step_overhead_us | cpu.per_seq_overhead_us | cpu_v0.step_overhead_us | cpu_v0.per_seq_overhead_us | loss on its fit runs |\n|---|---|---|---|---|---|---|---|\n")
 	for _, r := range rows {
 		h := r.Host
 		loss := "–"
 		if r.Loss > 0 {
 			loss = fmt.Sprintf("%.3f", r.Loss)
 		}
-		fmt.Fprintf(&b, "| %s | %.0f | %.0f | %.0f | %.3g | %.3g | %s |\n", r.FitOn, h.Frontend.ClientUS, h.Frontend.PerStepUS,
-			h.CPU.StepOverheadUS, h.CPU.PerSeqOverheadUS, h.CPUV0.PerSeqOverheadUS, loss)
+		fmt.Fprintf(&b, "| %s | %.0f | %.0f | %.0f | %.3g | %.0f | %.3g | %s |\n", r.FitOn, h.Frontend.ClientUS, h.Frontend.PerStepUS,
+			h.CPU.StepOverheadUS, h.CPU.PerSeqOverheadUS, h.CPUV0.StepOverheadUS, h.CPUV0.PerSeqOverheadUS, loss)
 	}
 	b.WriteString("\nMedian |error| (signed median) of each family's check runs, in %; n figures:\n\n")
 	b.WriteString("| fitted on | scored on |")
