@@ -38,6 +38,15 @@ type Report struct {
 	DecodeMS     stats.Summary  `json:"decode_ms"`
 	// Percentiles says how the summaries' quantiles were computed.
 	Percentiles Percentiles `json:"percentiles"`
+	// The headline figures' error bands and how they were judged
+	// (interval.go): set by the callers that apply an error model, nil in
+	// sim.Run's report.
+	TTFTMSInterval     *SummaryInterval    `json:"ttft_ms_interval,omitempty"`
+	TPOTMSInterval     *SummaryInterval    `json:"tpot_ms_interval,omitempty"`
+	ITLMSInterval      *SummaryInterval    `json:"itl_ms_interval,omitempty"`
+	E2EMSInterval      *SummaryInterval    `json:"e2e_ms_interval,omitempty"`
+	ThroughputInterval *ThroughputInterval `json:"throughput_interval,omitempty"`
+	Uncertainty        *Uncertainty        `json:"uncertainty,omitempty"`
 
 	Throughput          Throughput `json:"throughput"`
 	Preemptions         int64      `json:"preemptions"`

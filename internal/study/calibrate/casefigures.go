@@ -16,7 +16,7 @@ func (c *Case) Run() *measured.Run { return c.run }
 // Measured is ("ttft_ms.p99", "throughput.requests_per_s"): the family's
 // scored metrics and, where the run measured them, the other statistics
 // of its latencies (a residency trace's and a request-level run's tails,
-// its ITL). A stepped run's latencies past its lowest loads are left out,
+// its ITL) and its request throughput. A stepped run's latencies past its lowest loads are left out,
 // as the family leaves them out: the stage's own queue, which the
 // summary's load does not pin down, dominates them.
 func (c *Case) MeasuredFigures() map[string]float64 {
@@ -25,6 +25,9 @@ func (c *Case) MeasuredFigures() map[string]float64 {
 		return out
 	}
 	add(out, c.part.Measured)
+	if _, have := out["throughput.requests_per_s"]; !have && c.part.Measured.RequestsPerS > 0 {
+		out["throughput.requests_per_s"] = c.part.Measured.RequestsPerS
+	}
 	return out
 }
 

@@ -47,6 +47,12 @@ type Regime struct {
 	// up to 512, 2k, 8k, 32k tokens, or more (output: 128, 512, 2k, 8k).
 	PromptBand string `json:"prompt_band"`
 	OutputBand string `json:"output_band"`
+	// GPU is the catalog id of the run's GPU (cfg.GPU),
+	// and PromptTokens and OutputTokens the mean lengths the bands bin:
+	// the envelope checks them, the pools do not split on them.
+	GPU          string  `json:"gpu"`
+	PromptTokens float64 `json:"prompt_tokens"`
+	OutputTokens float64 `json:"output_tokens"`
 }
 
 // The features' names, in the order reports list them.
@@ -62,9 +68,13 @@ const (
 	FeatureOutputBand   = "output_band"
 )
 
-// Features lists the regime's features.
-var Features = []string{FeatureModelClass, FeatureGPUFamily, FeatureKernels, FeatureLayout, FeatureQuantisation,
-	FeatureLoop, FeatureLoad, FeaturePromptBand, FeatureOutputBand}
+// Features lists the regime's features, the most telling first: the
+// pools fall back by dropping them from the end (Model.Lookup). The loop
+// and the load come first because the validation residuals split most
+// on them (a closed loop's TTFT is its cohort's queue; a saturated run's
+// latency is its queue), the lengths last.
+var Features = []string{FeatureLoop, FeatureLoad, FeatureModelClass, FeatureKernels, FeatureGPUFamily,
+	FeatureLayout, FeatureQuantisation, FeaturePromptBand, FeatureOutputBand}
 
 // Value is the regime's value of feature ("" for an unknown feature).
 func (r Regime) Value(feature string) string {
@@ -123,6 +133,10 @@ func RegimeOf(cfg *sim.Config, rep *sim.Report) Regime {
 		r.Load = "light"
 	}
 	in, out := meanLengths(rep)
+	r.PromptTokens, r.OutputTokens = in, out
+	if cfg.GPU != nil {
+		r.GPU = cfg.GPU.ID
+	}
 	r.PromptBand = band(in, []float64{512, 2048, 8192, 32768})
 	r.OutputBand = band(out, []float64{128, 512, 2048, 8192})
 	return r
