@@ -11,7 +11,10 @@ package sim
 // are in the figure's unit; a biased pool gives a band that need not hold
 // the point value.
 type Interval struct {
+	// P80 is [low, high]: 80% of measurements in the regime fell
+	// between them (10% below, 10% above).
 	P80 [2]float64 `json:"p80"`
+	// P95 is [low, high] holding 95% (2.5% below, 2.5% above).
 	P95 [2]float64 `json:"p95"`
 	// Runs are the validation runs whose residuals make the band, and
 	// Pool says which: the metric and the regime features they share

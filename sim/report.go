@@ -38,9 +38,11 @@ type Report struct {
 	DecodeMS     stats.Summary  `json:"decode_ms"`
 	// Percentiles says how the summaries' quantiles were computed.
 	Percentiles Percentiles `json:"percentiles"`
-	// The headline figures' error bands and how they were judged
-	// (interval.go): set by the callers that apply an error model, nil in
-	// sim.Run's report.
+	// TTFTMSInterval and the four fields after it are the headline
+	// figures' 80% and 95% error bands, in the figures' units, and how
+	// they were judged (interval.go): set by the callers that apply an
+	// error model (headroom simulate, POST /v1/simulate), nil in
+	// sim.Run's own report.
 	TTFTMSInterval     *SummaryInterval    `json:"ttft_ms_interval,omitempty"`
 	TPOTMSInterval     *SummaryInterval    `json:"tpot_ms_interval,omitempty"`
 	ITLMSInterval      *SummaryInterval    `json:"itl_ms_interval,omitempty"`

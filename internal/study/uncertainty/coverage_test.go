@@ -22,23 +22,32 @@ const minChecked = 10
 // The share is NaN for a metric with no held-out band at all.
 var coverageMisses = map[string]struct {
 	share float64
+	n     int // held-out figures with a band
 	why   string
 }{
-	"ttft_ms.p50":               {0.957, "23 held-out figures from 8 groups (open-loop, stepped, request-level runs): one figure is 4-6 points; the bands are wider than needed"},
-	"ttft_ms.p90":               {0.913, "23 held-out figures from 8 groups (open-loop, stepped, request-level runs): one figure is 4-6 points; the bands are wider than needed"},
-	"ttft_ms.p95":               {0.913, "23 held-out figures from 8 groups (open-loop, stepped, request-level runs): one figure is 4-6 points; the bands are wider than needed"},
-	"ttft_ms.p99":               {0.913, "23 held-out figures from 8 groups (open-loop, stepped, request-level runs): one figure is 4-6 points; the bands are wider than needed"},
-	"tpot_ms.p50":               {0.882, "17 held-out figures from 8 groups (open-loop, stepped, request-level runs): one figure is 4-6 points; the bands are wider than needed"},
-	"tpot_ms.p90":               {0.882, "17 held-out figures from 8 groups (open-loop, stepped, request-level runs): one figure is 4-6 points; the bands are wider than needed"},
-	"tpot_ms.p95":               {0.941, "17 held-out figures from 8 groups (open-loop, stepped, request-level runs): one figure is 4-6 points; the bands are wider than needed"},
-	"tpot_ms.p99":               {0.941, "17 held-out figures from 8 groups (open-loop, stepped, request-level runs): one figure is 4-6 points; the bands are wider than needed"},
-	"itl_ms.mean":               {1.000, "2 figures, one group's (the residency traces): too few to judge; the bands are TPOT's"},
-	"itl_ms.p50":                {1.000, "2 figures, one group's (the residency traces): too few to judge; the bands are TPOT's"},
-	"itl_ms.p90":                {1.000, "2 figures, one group's (the residency traces): too few to judge; the bands are TPOT's"},
-	"itl_ms.p95":                {1.000, "2 figures, one group's (the residency traces): too few to judge; the bands are TPOT's"},
-	"itl_ms.p99":                {1.000, "2 figures, one group's (the residency traces): too few to judge; the bands are TPOT's"},
-	"throughput.requests_per_s": {math.NaN(), "no pool of 5 groups: the 21 measured figures are one group's (the inference-perf stages), so a held-out group has no band and the shipped model none either"},
+	"ttft_ms.p50":               {0.957, 23, whyTTFTQuantiles},
+	"ttft_ms.p90":               {0.913, 23, whyTTFTQuantiles},
+	"ttft_ms.p95":               {0.913, 23, whyTTFTQuantiles},
+	"ttft_ms.p99":               {0.913, 23, whyTTFTQuantiles},
+	"tpot_ms.p50":               {0.882, 17, whyTPOTQuantiles},
+	"tpot_ms.p90":               {0.882, 17, whyTPOTQuantiles},
+	"tpot_ms.p95":               {0.941, 17, whyTPOTQuantiles},
+	"tpot_ms.p99":               {0.941, 17, whyTPOTQuantiles},
+	"itl_ms.mean":               {1.000, 2, whyITL},
+	"itl_ms.p50":                {1.000, 2, whyITL},
+	"itl_ms.p90":                {1.000, 2, whyITL},
+	"itl_ms.p95":                {1.000, 2, whyITL},
+	"itl_ms.p99":                {1.000, 2, whyITL},
+	"throughput.requests_per_s": {0.882, 17, whyThroughput},
 }
+
+// Why the ledger's metrics miss.
+const (
+	whyTTFTQuantiles = "over-covered; 8 groups, one figure is 4.3 points; the open loops' TTFT pools hold a request-level run predicted 30x low (qwen3-30b-a3b on the RTX PRO 6000, p99) and the inference-perf stages' 2-5x low, which widen every open loop's band"
+	whyTPOTQuantiles = "over-covered; 7 groups, one figure is 5.9 points; the qwen3-30b-a3b request-level run (0.69x) and llama-2-7b's (1.23x) widen every open loop's band"
+	whyITL           = "the residency traces (one group) alone measured ITL apart from TPOT: too few to judge; ITL's bands are TPOT's pools"
+	whyThroughput    = "over-covered; the request-level runs are open loops at fixed rates (throughput is the arrival rate, errors near 0); the 21 inference-perf stages, the one group that drove throughput to saturation, have no band held out"
+)
 
 // TestCoverage holds each group out of the fit in turn and checks that
 // the 80% bands of the fit without it hold 75-85% of its measured values,
@@ -66,8 +75,8 @@ func TestCoverage(t *testing.T) {
 			t.Errorf("%s: %.1f%% of %d held-out values inside the 80%% band, within 75-85%%: remove it from coverageMisses", metric, 100*share, x.N)
 		case !inside && !listed:
 			t.Errorf("%s: %.1f%% of %d held-out values inside the 80%% band (%d without a band), want 75-85%% on at least %d", metric, 100*share, x.N, x.NoBand, minChecked)
-		case listed && !(math.IsNaN(share) && math.IsNaN(miss.share)) && !(math.Abs(share-miss.share) <= 0.005):
-			t.Errorf("%s: %.1f%% of %d held-out values inside the 80%% band, the ledger says %.1f%%: update it", metric, 100*share, x.N, 100*miss.share)
+		case listed && (x.N != miss.n || !(math.IsNaN(share) && math.IsNaN(miss.share)) && !(math.Abs(share-miss.share) <= 0.005)):
+			t.Errorf("%s: %.1f%% of %d held-out values inside the 80%% band, the ledger says %.1f%% of %d: update it", metric, 100*share, x.N, 100*miss.share, miss.n)
 		}
 	}
 	golden.Check(t, filepath.Join("testdata", "coverage.txt"), coverageTable(c), *update)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -107,6 +108,14 @@ func Parse(b []byte) (*Model, error) {
 		p := &m.Pools[i]
 		if len(p.Quantiles) != len(Levels) || !sort.Float64sAreSorted(p.Quantiles) {
 			return nil, fmt.Errorf("error model: pools[%d] (%s): quantiles %v are not %d values in order", i, p.Name(), p.Quantiles, len(Levels))
+		}
+		for f := range p.Where {
+			if !slices.Contains(Features, f) {
+				return nil, fmt.Errorf("error model: pools[%d].where: no feature %q (want one of %s)", i, f, strings.Join(Features, ", "))
+			}
+		}
+		if p.Runs < 1 || p.Groups < 1 || p.Metric == "" {
+			return nil, fmt.Errorf("error model: pools[%d]: metric %q, %d runs in %d groups: want a metric and at least one run and group", i, p.Metric, p.Runs, p.Groups)
 		}
 	}
 	m.index()

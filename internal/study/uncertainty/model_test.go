@@ -81,18 +81,7 @@ func writeResiduals(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &kerneldb.Provider{BuiltIn: catalogs.Kernels(),
-		Resolve: func(sys string) (string, bool) {
-			g, err := cat.GPU(sys)
-			if err != nil {
-				return "", false
-			}
-			return g.ID, true
-		},
-		GPU: func(sys string) (*hardware.GPU, bool) {
-			g, err := cat.GPU(sys)
-			return g, err == nil
-		}}
+	p := kernels(cat)
 	cases, err := calibrate.LoadCases(os.DirFS(refdata.Dir()), cat, replay.Options{KernelDB: p.Load}, calibrate.Families)
 	if err != nil {
 		t.Fatal(err)
@@ -112,4 +101,20 @@ func writeResiduals(t *testing.T) {
 	if err := os.WriteFile(residualsFile, encodeResiduals(src, rs), 0o644); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// kernels are the built-in kernel tables as the CLI reads them.
+func kernels(cat *catalogs.Catalog) *kerneldb.Provider {
+	return &kerneldb.Provider{BuiltIn: catalogs.Kernels(),
+		Resolve: func(sys string) (string, bool) {
+			g, err := cat.GPU(sys)
+			if err != nil {
+				return "", false
+			}
+			return g.ID, true
+		},
+		GPU: func(sys string) (*hardware.GPU, bool) {
+			g, err := cat.GPU(sys)
+			return g, err == nil
+		}}
 }
