@@ -2,9 +2,10 @@ package uncertainty
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 	"testing"
 
@@ -98,12 +99,7 @@ func coverageTable(c *Coverage) []byte {
 		}
 	}
 	fmt.Fprintf(&b, "\n%-28s %5s %8s %8s\n", "regime (every metric)", "n", "in 80%", "in 95%")
-	keys := make([]string, 0, len(c.Regime))
-	for k := range c.Regime {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(c.Regime)) {
 		x := c.Regime[k]
 		fmt.Fprintf(&b, "%-28s %5d %7.1f%% %7.1f%%\n", k, x.N, 100*x.Ratio80(), 100*x.Ratio95())
 	}

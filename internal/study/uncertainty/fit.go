@@ -2,10 +2,10 @@ package uncertainty
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"sort"
-	"strings"
 )
 
 // Headline are the metrics the error model gives bands for: each latency's
@@ -84,15 +84,10 @@ func Fit(rs []Residual, opt FitOptions) (*Model, error) {
 	}
 	m.Envelope.Values = map[string][]string{}
 	for f, vs := range values {
-		m.Envelope.Values[f] = sortedKeys(vs)
+		m.Envelope.Values[f] = slices.Sorted(maps.Keys(vs))
 	}
-	m.Envelope.GPUs = sortedKeys(gpus)
-	keys := make([]string, 0, len(pools))
-	for k := range pools {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
+	m.Envelope.GPUs = slices.Sorted(maps.Keys(gpus))
+	for _, k := range slices.Sorted(maps.Keys(pools)) {
 		a := pools[k]
 		g := distinct(a.groups)
 		if len(a.errs) < opt.MinRuns || g < opt.MinGroups {
@@ -159,19 +154,4 @@ func distinct(xs []string) int {
 		seen[x] = true
 	}
 	return len(seen)
-}
-
-func sortedKeys(m map[string]bool) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
-
-// metricBase is a metric's family: "ttft_ms" of "ttft_ms.p99".
-func metricBase(metric string) string {
-	b, _, _ := strings.Cut(metric, ".")
-	return b
 }

@@ -2,9 +2,9 @@ package uncertainty
 
 import (
 	"encoding/json"
+	"maps"
 	"os"
 	"slices"
-	"sort"
 	"testing"
 )
 
@@ -66,12 +66,7 @@ func readResiduals(t *testing.T) (string, []Residual) {
 	}
 	var rs []Residual
 	for _, c := range doc.Cases {
-		names := make([]string, 0, len(c.Figures))
-		for n := range c.Figures {
-			names = append(names, n)
-		}
-		sort.Strings(names)
-		for _, n := range names {
+		for _, n := range slices.Sorted(maps.Keys(c.Figures)) {
 			f := c.Figures[n]
 			rs = append(rs, Residual{Family: c.Family, Case: c.Case, Group: c.Group, Metric: n, Regime: c.Regime, Predicted: f[0], Measured: f[1]})
 		}

@@ -2,8 +2,9 @@ package uncertainty
 
 import (
 	"context"
+	"maps"
 	"math"
-	"sort"
+	"slices"
 
 	"github.com/headroom-sim/headroom/internal/study/calibrate"
 	"github.com/headroom-sim/headroom/sim/steptime"
@@ -59,12 +60,7 @@ func Residuals(rs []calibrate.CaseResult) []Residual {
 		c := r.Case
 		reg := RegimeOf(&c.Config, r.Report)
 		group := c.Family + " " + r.Report.Model + "@" + r.Report.GPU
-		names := make([]string, 0, len(c.Measured))
-		for n := range c.Measured {
-			names = append(names, n)
-		}
-		sort.Strings(names)
-		for _, n := range names {
+		for _, n := range slices.Sorted(maps.Keys(c.Measured)) {
 			if _, ok := r.Error(n); !ok {
 				continue
 			}
