@@ -42,3 +42,19 @@ func TestSimulateBands(t *testing.T) {
 		t.Errorf("pool %q", in.Pool)
 	}
 }
+
+// TestPlanConfidenceFlag: the sentence says at which confidence the plan
+// holds; a confidence the error model has no level for is a usage error
+// naming the flag.
+func TestPlanConfidenceFlag(t *testing.T) {
+	base := []string{"plan", "--model", "llama-3.1-8b", "--gpus", "h100-sxm", "--tps", "1", "--rate-rps", "10", "--requests", "200",
+		"--set", "sla.ttft_ms.p99=500", "--set", "sla.tpot_ms.p99=30", "--no-headroom"}
+	code, out, stderr := runCLI(t, append(base, "--confidence", "0.9")...)
+	if code != 0 || !strings.Contains(out, "every SLA bound holds at 90% confidence") {
+		t.Errorf("exit %d: %s%s", code, out, stderr)
+	}
+	code, _, stderr = runCLI(t, append(base, "--confidence", "0.3")...)
+	if code != 2 || !strings.Contains(stderr, "--confidence") {
+		t.Errorf("--confidence 0.3: exit %d, %s", code, stderr)
+	}
+}

@@ -177,3 +177,39 @@ func FuzzParse(f *testing.F) {
 		_ = m.Outside(openLight)
 	})
 }
+
+func TestUpperIsTheBandsUpperEnd(t *testing.T) {
+	m, err := Builtin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, rep := judged(t, `
+model: llama-3.1-8b
+gpu: h100-sxm
+workload: {requests: 40, arrival: {rate_rps: 2}, input_tokens: {type: fixed, value: 1000}, output_tokens: {type: fixed, value: 200}}
+`)
+	x := rep.TTFTMS.P99
+	in := rep.TTFTMSInterval.P99
+	for _, c := range []struct {
+		conf, want float64
+	}{{0.9, in.P80[1]}, {0.975, in.P95[1]}} {
+		got, ok := m.Upper(cfg, rep, "ttft_ms.p99", x, c.conf)
+		if !ok || math.Abs(got-c.want) > 1e-9*c.want {
+			t.Errorf("upper at %v: %v (%v), want the band's upper end %v", c.conf, got, ok, c.want)
+		}
+	}
+	lo, _ := m.Upper(cfg, rep, "ttft_ms.p99", x, 0.5)
+	mid, _ := m.Upper(cfg, rep, "ttft_ms.p99", x, 0.7)
+	hi, _ := m.Upper(cfg, rep, "ttft_ms.p99", x, 0.9)
+	if !(lo <= mid && mid <= hi) {
+		t.Errorf("upper ends %v, %v, %v at 0.5, 0.7, 0.9 confidence are not in order", lo, mid, hi)
+	}
+	for _, bad := range []float64{0.4, 0.99, math.NaN()} {
+		if _, ok := m.Upper(cfg, rep, "ttft_ms.p99", x, bad); ok {
+			t.Errorf("an upper end at confidence %v", bad)
+		}
+	}
+	if _, ok := m.Upper(cfg, rep, "ttft_ms.p999", x, 0.9); ok {
+		t.Error("an upper end for ttft_ms.p999, which no pool stands for")
+	}
+}
