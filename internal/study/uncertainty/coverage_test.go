@@ -39,15 +39,21 @@ var coverageMisses = map[string]struct {
 	"itl_ms.p90":                {1.000, 2, whyITL},
 	"itl_ms.p95":                {1.000, 2, whyITL},
 	"itl_ms.p99":                {1.000, 2, whyITL},
+	"e2e_ms.mean":               {0.913, 23, whyE2E},
+	"e2e_ms.p50":                {0.913, 23, whyE2E},
+	"e2e_ms.p90":                {0.913, 23, whyE2E},
+	"e2e_ms.p95":                {0.957, 23, whyE2E},
+	"e2e_ms.p99":                {0.957, 23, whyE2E},
 	"throughput.requests_per_s": {0.882, 17, whyThroughput},
 }
 
 // Why the ledger's metrics miss.
 const (
-	whyTTFTQuantiles = "over-covered; 8 groups, one figure is 4.3 points; the open loops' TTFT pools hold a request-level run predicted 30x low (qwen3-30b-a3b on the RTX PRO 6000, p99) and the inference-perf stages' 2-5x low, which widen every open loop's band"
-	whyTPOTQuantiles = "over-covered; 7 groups, one figure is 5.9 points; the qwen3-30b-a3b request-level run (0.69x) and llama-2-7b's (1.23x) widen every open loop's band"
+	whyTTFTQuantiles = "over-covered; 8 groups, one figure is 4.3 points; the open loops' TTFT pools hold a request-level run predicted 30x low (qwen3-30b-a3b on the RTX PRO 6000, p99) and the inference-perf stages' up to 2.4x low, which widen every open loop's band"
+	whyTPOTQuantiles = "over-covered; 7 groups, one figure is 5.9 points; the qwen3-30b-a3b request-level run (0.69x) and llama-2-7b's (1.24x) widen every open loop's band"
+	whyE2E           = "over-covered; 8 groups, one figure is 4.3 points; the qwen3-30b-a3b request-level run (0.67x) and llama-2-7b's (1.23x) widen every open loop's band, the others are within 12%"
 	whyITL           = "the residency traces (one group) alone measured ITL apart from TPOT: too few to judge; ITL's bands are TPOT's pools"
-	whyThroughput    = "over-covered; the request-level runs are open loops at fixed rates (throughput is the arrival rate, errors near 0); the 21 inference-perf stages, the one group that drove throughput to saturation, have no band held out"
+	whyThroughput    = "over-covered; the request-level runs are open loops at fixed rates (throughput is the arrival rate, errors near 0 but 0.87x and 1.31x in two); the 21 inference-perf stages, the one group that drove throughput to saturation, have no band held out"
 )
 
 // TestCoverage holds each group out of the fit in turn and checks that

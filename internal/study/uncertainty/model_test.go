@@ -4,8 +4,10 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -72,20 +74,65 @@ func shippedFit(t *testing.T, src string, rs []Residual) *Model {
 	return m
 }
 
-// writeResiduals replays every family's cases with the default host
-// costs and writes their headline residuals.
-func writeResiduals(t *testing.T) {
+// TestResidualsCurrent replays every 40th case and checks its figures
+// are the committed residuals': a change of the defaults (host costs,
+// kernel profiles, the replay) that was not followed by TestErrorModel
+// -update fails here. Needs ../shared/data; -short skips it.
+func TestResidualsCurrent(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: replays a sample of the validation runs")
+	}
+	cases := validationCases(t)
+	var sample []calibrate.Case
+	for i := 0; i < len(cases); i += 40 {
+		sample = append(sample, cases[i])
+	}
+	got, err := Replay(context.Background(), sample, steptime.HostCosts(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, committed := readResiduals(t)
+	want := map[string]Residual{}
+	for _, r := range committed {
+		want[r.Family+" "+r.Case+" "+r.Metric] = r
+	}
+	n := 0
+	for _, r := range got {
+		if !slices.Contains(Headline, r.Metric) {
+			continue
+		}
+		n++
+		w, ok := want[r.Family+" "+r.Case+" "+r.Metric]
+		if !ok || math.Abs(r.Predicted/w.Predicted-1) > 1e-9 || r.Measured != w.Measured {
+			t.Errorf("%s %s %s: predicted %v measured %v, the committed residuals %v and %v (ok %v): run TestErrorModel with -update",
+				r.Family, r.Case, r.Metric, r.Predicted, r.Measured, w.Predicted, w.Measured, ok)
+		}
+	}
+	if n == 0 {
+		t.Fatal("the sample has no headline residual")
+	}
+}
+
+// validationCases are every family's cases of the reference data.
+func validationCases(t *testing.T) []calibrate.Case {
 	t.Helper()
 	refdata.Path(t, "measured")
 	cat, err := catalogs.Builtin()
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := kernels(cat)
-	cases, err := calibrate.LoadCases(os.DirFS(refdata.Dir()), cat, replay.Options{KernelDB: p.Load}, calibrate.Families)
+	cases, err := calibrate.LoadCases(os.DirFS(refdata.Dir()), cat, replay.Options{KernelDB: kernels(cat).Load}, calibrate.Families)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return cases
+}
+
+// writeResiduals replays every family's cases with the default host
+// costs and writes their headline residuals.
+func writeResiduals(t *testing.T) {
+	t.Helper()
+	cases := validationCases(t)
 	rs, err := Replay(context.Background(), cases, steptime.HostCosts(), 0)
 	if err != nil {
 		t.Fatal(err)
