@@ -89,17 +89,17 @@ HEAD
 cat "$body"
 cat <<'OPEN'
 
-# Open-loop runs: vLLM 0.23 on one H100 (residency traces)
+## Open-loop runs: vLLM 0.23 on one H100 (residency traces)
 
 The nine Poisson runs of `residency-vllm-h100-qwen3-14b` (Qwen3-14B, 2-10 req/s, one to five
 tenants), replayed request by request on `--gpu h100-sxm` (the runs do not name it). Their bars
 (`TestOpenLoopRunsMeetTheBars`): TTFT p50 and ITL p50 within 10% at every rate, TPOT mean within 5%.
 
 OPEN
-sed 's/^## /## Open loops: /; s/^### /### Open loops: /' "$open"
+sed 's/^### /#### Open loops: /; s/^## /### Open loops: /' "$open"
 cat <<'FAM'
 
-# Host costs: fitted on one family, checked on the others
+## Host costs: fitted on one family, checked on the others
 
 Generated from `internal/study/calibrate/testdata/host-families.json`; how it was fitted, and why
 the joint fit is the default: [host-costs.md](host-costs.md).
