@@ -159,7 +159,20 @@ func folderCases(fsys fs.FS, cat *catalogs.Catalog, opt replay.Options, fam stri
 			continue
 		}
 		run.Model, run.GPU = id, g.ID
-		parts, err := replay.Parts(run, cat, opt, -1)
+		ropt := opt
+		if run.Engine.Speculative != nil {
+			// How many drafts are accepted is the workload's (the prompts
+			// and the sampling), not the server's: fitted on the run's
+			// first stage, as headroom calibrate --fit acceptance does,
+			// and replayed at every stage.
+			fit, err := FitAcceptance(context.Background(), run, cat, AcceptanceOptions{Stage: 0, Profile: opt.Profile, KernelDB: opt.KernelDB})
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", dir, err)
+			}
+			rate := fit.Rate
+			ropt.Acceptance = &engine.Acceptance{Rate: &rate}
+		}
+		parts, err := replay.Parts(run, cat, ropt, -1)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", dir, err)
 		}
