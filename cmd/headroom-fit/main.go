@@ -211,7 +211,13 @@ func (t *tool) runSteps(ctx context.Context, getenv func(string) string) error {
 		return nil
 	}
 	if t.data == "" {
-		fmt.Fprintf(t.stdout, "host, docs: skipped: no reference data at %s (../shared/data beside the checkout, or HEADROOM_SHARED_DATA)\n", dataLocation(t.root, t.opt.data, getenv))
+		var skipped []string
+		for _, s := range []string{"host", "docs"} {
+			if t.opt.only[s] {
+				skipped = append(skipped, s)
+			}
+		}
+		fmt.Fprintf(t.stdout, "%s: skipped: no reference data at %s (../shared/data beside the checkout, or HEADROOM_SHARED_DATA)\n", strings.Join(skipped, ", "), dataLocation(t.root, t.opt.data, getenv))
 		return nil
 	}
 	if _, err := t.timed("manifest", func() (bool, error) { return false, t.verifyManifest() }); err != nil {
