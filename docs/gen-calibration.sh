@@ -80,9 +80,12 @@ carry them.
 gives the median absolute percentage error (APE) over those quantiles with the default coefficients
 → after calibration, for the fitted run and for held-out runs or stages; "P99" is the median APE over
 the three P99s. The held-out bar: median APE ≤ 5% for E2E and TPOT, ≤ 10% for TTFT and for the P99s.
-None of these runs is in the fit of the defaults: the kernel profiles are fitted to isolated kernel
-timings, the host costs (`sim/steptime/profiles/host.json`) to closed-loop runs of another table
-(see [accuracy.md](accuracy.md)).
+Fitted on and scored on: in each table the row of role "fitted" is the run (or stage) the
+calibration was fitted on, the rows "held out" were not in that fit. The figures left of each arrow
+use the defaults: the kernel profiles are fitted to isolated kernel timings (no serving run), but the
+host costs (`sim/steptime/profiles/host.json`) to four families of measured runs at once, these eight
+runs among them (the request-level family; [accuracy.md](accuracy.md#what-was-fitted-on-what) says
+which runs of each family), so the default figures are in-sample for the host costs.
 
 Regenerate: `docs/gen-calibration.sh`.
 
