@@ -18,21 +18,22 @@ func envOf(m map[string]string) func(string) string { return func(k string) stri
 // refused naming the flag or variable.
 func TestFlags(t *testing.T) {
 	for _, c := range []struct {
-		name    string
-		args    []string
-		env     map[string]string
-		hostAll bool
-		evals   int
-		only    string
-		err     string
+		name  string
+		args  []string
+		env   map[string]string
+		mode  string
+		evals int
+		only  string
+		err   string
 	}{
-		{name: "defaults", hostAll: false, evals: 40, only: "docs,host,kernels"},
-		{name: "HEADROOM_FIT_HOST=1", env: map[string]string{"HEADROOM_FIT_HOST": "1"}, hostAll: true, evals: 40, only: "docs,host,kernels"},
-		{name: "HEADROOM_FIT_HOST=joint", env: map[string]string{"HEADROOM_FIT_HOST": "joint", "HEADROOM_FIT_EVALS": "3"}, evals: 3, only: "docs,host,kernels"},
-		{name: "flags over env", args: []string{"--host", "joint", "--host-evals", "2", "--only", "host"}, env: map[string]string{"HEADROOM_FIT_HOST": "1", "HEADROOM_FIT_EVALS": "9"}, evals: 2, only: "host"},
+		{name: "defaults", mode: "joint", evals: 40, only: "docs,host,kernels"},
+		{name: "HEADROOM_FIT_HOST=1", env: map[string]string{"HEADROOM_FIT_HOST": "1"}, mode: "all", evals: 40, only: "docs,host,kernels"},
+		{name: "HEADROOM_FIT_HOST=joint", env: map[string]string{"HEADROOM_FIT_HOST": "joint", "HEADROOM_FIT_EVALS": "3"}, mode: "joint", evals: 3, only: "docs,host,kernels"},
+		{name: "flags over env", args: []string{"--host", "joint", "--host-evals", "2", "--only", "host"}, env: map[string]string{"HEADROOM_FIT_HOST": "1", "HEADROOM_FIT_EVALS": "9"}, mode: "joint", evals: 2, only: "host"},
+		{name: "HEADROOM_FIT_HOST=families", env: map[string]string{"HEADROOM_FIT_HOST": "families"}, mode: "families", evals: 40, only: "docs,host,kernels"},
 		{name: "bad env host", env: map[string]string{"HEADROOM_FIT_HOST": "yes"}, err: "HEADROOM_FIT_HOST"},
 		{name: "bad env evals", env: map[string]string{"HEADROOM_FIT_EVALS": "0"}, err: "HEADROOM_FIT_EVALS"},
-		{name: "bad host", args: []string{"--host", "families"}, err: "--host"},
+		{name: "bad host", args: []string{"--host", "each"}, err: "--host"},
 		{name: "bad evals", args: []string{"--host-evals", "0"}, err: "--host-evals"},
 		{name: "bad step", args: []string{"--only", "kernels,hosts"}, err: `no step "hosts"`},
 		{name: "argument", args: []string{"kernels"}, err: "unexpected argument"},
@@ -54,8 +55,8 @@ func TestFlags(t *testing.T) {
 					only = append(only, s)
 				}
 			}
-			if o.hostAll != c.hostAll || o.hostEvals != c.evals || strings.Join(only, ",") != c.only {
-				t.Errorf("host all %v, evals %d, steps %v; want %v, %d, %s", o.hostAll, o.hostEvals, only, c.hostAll, c.evals, c.only)
+			if o.hostMode != c.mode || o.hostEvals != c.evals || strings.Join(only, ",") != c.only {
+				t.Errorf("host %q, evals %d, steps %v; want %q, %d, %s", o.hostMode, o.hostEvals, only, c.mode, c.evals, c.only)
 			}
 		})
 	}

@@ -22,6 +22,7 @@ const (
 	steptimeDoc   = "docs/steptime.md"
 	hostJSON      = profilesDir + "/host.json"
 	hostFamilies  = "internal/study/calibrate/testdata/host-families.json"
+	hostCostsDoc  = "docs/host-costs.md"
 	accuracyDoc   = "docs/accuracy.md"
 	accuracyPlot  = "docs/figures/accuracy-silicon.svg"
 	calibrateDoc  = "docs/calibration.md"
@@ -75,14 +76,14 @@ func (t *tool) host(ctx context.Context) (bool, error) {
 	if t.opt.check {
 		return false, t.checkHost(ctx, hc)
 	}
-	opt := calibrate.HostDefaultsOptions{JointOnly: !t.opt.hostAll, MaxEvals: t.opt.hostEvals, Progress: func(name string, h calibrate.HostFit) {
+	prev, err := t.hostRows()
+	if err != nil && t.opt.hostMode == calibrate.HostFamiliesOnly {
+		return false, err
+	}
+	opt := calibrate.HostDefaultsOptions{Mode: t.opt.hostMode, Previous: prev, MaxEvals: t.opt.hostEvals, Progress: func(name string, h calibrate.HostFit) {
 		fmt.Fprintf(t.stderr, "%s host fit on %s: eval %d loss %.4f cpu %+v cpu_v0 %+v client %.0f per_step %.0f\n", time.Now().Format("15:04:05"), name, h.Evaluations, h.Loss, h.Host.CPU, h.Host.CPUV0, h.Host.Frontend.ClientUS, h.Host.Frontend.PerStepUS)
 	}}
 	rows, h, err := calibrate.FitHostDefaults(ctx, hc, opt)
-	if err != nil {
-		return false, err
-	}
-	hb, err := indentJSON(h)
 	if err != nil {
 		return false, err
 	}
@@ -90,7 +91,53 @@ func (t *tool) host(ctx context.Context) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	return t.settle("host", []artifact{{hostJSON, hb}, {hostFamilies, rb}})
+	arts := []artifact{{hostFamilies, rb}}
+	if h != nil { // --host families keeps host.json
+		hb, err := indentJSON(h)
+		if err != nil {
+			return false, err
+		}
+		arts = append(arts, artifact{hostJSON, hb})
+	}
+	changed, err := t.settle("host", arts)
+	if err != nil {
+		return false, err
+	}
+	docChanged, err := t.hostDoc(rows)
+	return changed || docChanged, err
+}
+
+// hostRows reads the committed host-families.json.
+func (t *tool) hostRows() ([]calibrate.FamilyRow, error) {
+	rb, err := os.ReadFile(filepath.Join(t.root, hostFamilies))
+	if err != nil {
+		return nil, fmt.Errorf("%w (go run ./cmd/headroom-fit --only host writes it)", err)
+	}
+	var rows []calibrate.FamilyRow
+	if err := json.Unmarshal(rb, &rows); err != nil {
+		return nil, fmt.Errorf("%s: %w", hostFamilies, err)
+	}
+	return rows, nil
+}
+
+// hostDoc renders rows (nil: the committed table) into docs/host-costs.md's
+// generated section; no reference data needed.
+func (t *tool) hostDoc(rows []calibrate.FamilyRow) (bool, error) {
+	if rows == nil {
+		var err error
+		if rows, err = t.hostRows(); err != nil {
+			return false, err
+		}
+	}
+	doc, err := os.ReadFile(filepath.Join(t.root, hostCostsDoc))
+	if err != nil {
+		return false, err
+	}
+	s, err := calibrate.SpliceFamilyTable(string(doc), rows)
+	if err != nil {
+		return false, fmt.Errorf("%s: %w", hostCostsDoc, err)
+	}
+	return t.settle("host-doc", []artifact{{hostCostsDoc, []byte(s)}})
 }
 
 func indentJSON(v any) ([]byte, error) {
@@ -107,13 +154,9 @@ func (t *tool) checkHost(ctx context.Context, hc *calibrate.HostCases) error {
 	if err := json.Unmarshal(hb, &h); err != nil {
 		return fmt.Errorf("%s: %w", hostJSON, err)
 	}
-	rb, err := os.ReadFile(filepath.Join(t.root, hostFamilies))
+	rows, err := t.hostRows()
 	if err != nil {
-		return fmt.Errorf("%w (go run ./cmd/headroom-fit --only host writes it)", err)
-	}
-	var rows []calibrate.HostFamilyRow
-	if err := json.Unmarshal(rb, &rows); err != nil {
-		return fmt.Errorf("%s: %w", hostFamilies, err)
+		return err
 	}
 	if err := calibrate.CheckHostDefaults(ctx, hc, rows, h); err != nil {
 		t.stale = append(t.stale, fmt.Sprintf("%s, %s (host: %v)", hostJSON, hostFamilies, err))
@@ -178,9 +221,7 @@ func (t *tool) rerun(ctx context.Context, next ...string) error {
 		}
 	}
 	args := []string{"run", "./cmd/headroom-fit", "--only", strings.Join(only, ","), "--host-evals", strconv.Itoa(t.opt.hostEvals)}
-	if t.opt.hostAll {
-		args = append(args, "--host", "all")
-	}
+	args = append(args, "--host", t.opt.hostMode)
 	if t.opt.data != "" {
 		args = append(args, "--data", t.opt.data)
 	}

@@ -2,6 +2,7 @@ package calibrate
 
 import (
 	"context"
+	"flag"
 	"math"
 	"os"
 	"testing"
@@ -11,6 +12,8 @@ import (
 	"github.com/headroom-sim/headroom/internal/testkit/refdata"
 	"github.com/headroom-sim/headroom/sim/steptime"
 )
+
+var update = flag.Bool("update", false, "rewrite docs/host-costs.md's generated table (TestHostCostsDoc)")
 
 // TestFitHost fits the host costs on the closed loops alone (FitHost: the
 // fit half of the measured closed-loop runs, every fourth of them, for

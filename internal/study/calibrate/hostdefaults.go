@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"math"
 	"path"
+	"strings"
 
 	"github.com/headroom-sim/headroom/catalogs"
 	"github.com/headroom-sim/headroom/hardware"
@@ -22,12 +23,28 @@ import (
 
 // JointHostSource is the Source of the host costs FitHostDefaults fits to
 // every family at once.
-const JointHostSource = "fitted by calibrate.FitHostFamilies to every family of measured runs at once (the closed loops' fit half, every fourth run); the sourced coefficients of docs/accuracy.md kept at their sources' values"
+const JointHostSource = "fitted by calibrate.FitHostFamilies to every family of measured runs at once (the closed loops' fit half, every fourth run); the request path's sourced coefficients (docs/request-path.md) kept at their sources' values"
 
-// Rows of the host-families table: the start and the fit on every family.
+// Rows of the host-families table: the start, the fit on every family
+// (the defaults), and the committed defaults scored as they are (the
+// joint row of a table refitted per family only, HostFamiliesOnly).
 const (
-	FitOnStart = "none (sourced start)"
-	FitOnAll   = "all"
+	FitOnStart   = "none (sourced start)"
+	FitOnAll     = "all"
+	FitOnDefault = "all (host.json, the default)"
+)
+
+// Which fits FitHostDefaults runs.
+const (
+	// HostJoint fits every family together only: the defaults, with the
+	// start's row (HEADROOM_FIT_HOST=joint).
+	HostJoint = "joint"
+	// HostAll fits each family alone too (HEADROOM_FIT_HOST=1).
+	HostAll = "all"
+	// HostFamiliesOnly fits each family alone from the committed
+	// defaults and scores those as the joint row, keeping host.json and
+	// the start's row of the committed table (HEADROOM_FIT_HOST=families).
+	HostFamiliesOnly = "families"
 )
 
 // SourcedHost is the host costs' starting point: the fitted coefficients
@@ -150,41 +167,53 @@ func (hc *HostCases) FitSets() []HostFitSet {
 	}
 }
 
-// HostFamilyRow is one row of testdata/host-families.json: the host costs
-// fitted on one set of cases, their loss there, and their figures on the
-// check cases.
-type HostFamilyRow struct {
-	FitOn   string          `json:"fit_on"`
-	Host    steptime.Host   `json:"host"`
-	Loss    float64         `json:"loss"`
-	Figures []FamilyFigures `json:"figures"`
-}
-
 // HostDefaultsOptions say which fits FitHostDefaults runs.
 type HostDefaultsOptions struct {
-	// JointOnly fits every family together only (the defaults, without
-	// the per-family rows).
-	JointOnly bool
+	// Mode is HostJoint (the zero value), HostAll or HostFamiliesOnly.
+	Mode string
+	// Previous is the committed table: HostFamiliesOnly keeps its start's
+	// row.
+	Previous []FamilyRow
 	// MaxEvals caps each fit's evaluations (0: 40).
 	MaxEvals int
 	// Progress, when not nil, sees every evaluation of the fit named.
 	Progress func(fitOn string, h HostFit)
 }
 
-// FitHostDefaults fits the host costs from SourcedHost on each of
-// hc.FitSets (FitOnAll only with JointOnly) and scores the start and every
-// fit on hc.Check; the FitOnAll fit, its Source set, is the defaults.
-func FitHostDefaults(ctx context.Context, hc *HostCases, opt HostDefaultsOptions) ([]HostFamilyRow, steptime.Host, error) {
+// FitHostDefaults fits the host costs from SourcedHost on hc.FitSets (as
+// opt.Mode says) and scores the start and every fit on hc.Check. The
+// defaults are the FitOnAll fit with its Source set; with
+// HostFamiliesOnly there are none (nil: host.json stays).
+func FitHostDefaults(ctx context.Context, hc *HostCases, opt HostDefaultsOptions) ([]FamilyRow, *steptime.Host, error) {
 	maxEvals := opt.MaxEvals
 	if maxEvals <= 0 {
 		maxEvals = 40
 	}
+	switch opt.Mode {
+	case "", HostJoint, HostAll, HostFamiliesOnly:
+	default:
+		return nil, nil, fmt.Errorf("host fit: no mode %q (want %s, %s or %s)", opt.Mode, HostJoint, HostAll, HostFamiliesOnly)
+	}
 	check := hc.Check()
 	start := SourcedHost()
-	rows := []HostFamilyRow{{FitOn: FitOnStart, Host: start, Figures: Summarize(EvaluateHost(ctx, check, start, 0))}}
+	score := func(name string, h steptime.Host, loss float64) FamilyRow {
+		return FamilyRow{FitOn: name, Host: h, Loss: loss, Figures: Summarize(EvaluateHost(ctx, check, h, 0))}
+	}
+	var rows []FamilyRow
+	if opt.Mode == HostFamiliesOnly {
+		// The per-family fits start from the committed default, scored
+		// as it is: the table without refitting host.json.
+		if len(opt.Previous) > 0 && strings.HasPrefix(opt.Previous[0].FitOn, "none") {
+			rows = append(rows, opt.Previous[0])
+		}
+		rows = append(rows, score(FitOnDefault, start, 0))
+	} else {
+		rows = append(rows, score(FitOnStart, start, 0))
+	}
 	var joint *HostFit
 	for _, f := range hc.FitSets() {
-		if opt.JointOnly && f.Name != FitOnAll {
+		isAll := f.Name == FitOnAll
+		if (opt.Mode == HostFamiliesOnly && isAll) || ((opt.Mode == "" || opt.Mode == HostJoint) && !isAll) {
 			continue
 		}
 		res, err := FitHostFamilies(ctx, f.Cases, start, maxEvals, func(h HostFit) {
@@ -193,19 +222,22 @@ func FitHostDefaults(ctx context.Context, hc *HostCases, opt HostDefaultsOptions
 			}
 		})
 		if err != nil {
-			return nil, steptime.Host{}, fmt.Errorf("fit on %s: %w", f.Name, err)
+			return nil, nil, fmt.Errorf("fit on %s: %w", f.Name, err)
 		}
-		rows = append(rows, HostFamilyRow{FitOn: f.Name, Host: res.Host, Loss: res.Loss, Figures: Summarize(EvaluateHost(ctx, check, res.Host, 0))})
-		if f.Name == FitOnAll {
+		rows = append(rows, score(f.Name, res.Host, res.Loss))
+		if isAll {
 			joint = res
 		}
 	}
 	if err := ctx.Err(); err != nil {
-		return nil, steptime.Host{}, err
+		return nil, nil, err
+	}
+	if joint == nil {
+		return rows, nil, nil
 	}
 	h := joint.Host
 	h.Source = JointHostSource
-	return rows, h, nil
+	return rows, &h, nil
 }
 
 // hostLossTolerance bounds how far the joint fit's loss, re-evaluated with
@@ -220,15 +252,15 @@ const hostLossTolerance = 0.02
 // score on hc.Check today, and the joint fit's loss on its cases is the
 // recorded one (within hostLossTolerance, relative). It takes one
 // evaluation of the check cases per row and one of the fit cases.
-func CheckHostDefaults(ctx context.Context, hc *HostCases, rows []HostFamilyRow, host steptime.Host) error {
-	var joint *HostFamilyRow
+func CheckHostDefaults(ctx context.Context, hc *HostCases, rows []FamilyRow, host steptime.Host) error {
+	var joint *FamilyRow
 	for i := range rows {
-		if rows[i].FitOn == FitOnAll {
+		if rows[i].FitOn == FitOnAll || rows[i].FitOn == FitOnDefault {
 			joint = &rows[i]
 		}
 	}
 	if joint == nil {
-		return fmt.Errorf("host-families: no row fitted on %q (the defaults)", FitOnAll)
+		return fmt.Errorf("host-families: no row fitted on %q or %q (the defaults)", FitOnAll, FitOnDefault)
 	}
 	a, b := host, joint.Host
 	a.Source, b.Source = "", ""
@@ -247,6 +279,9 @@ func CheckHostDefaults(ctx context.Context, hc *HostCases, rows []HostFamilyRow,
 		if f.Name == FitOnAll {
 			fitCases = f.Cases
 		}
+	}
+	if joint.Loss == 0 {
+		return ctx.Err() // the defaults scored as they are, not a fit: no loss recorded
 	}
 	l := FamilyLoss(EvaluateHost(ctx, fitCases, host, 0))
 	if math.Abs(l-joint.Loss) > hostLossTolerance*joint.Loss {
@@ -278,4 +313,20 @@ func sameFigures(got, want []FamilyFigures) error {
 		}
 	}
 	return nil
+}
+
+// The markers around docs/host-costs.md's generated table.
+const (
+	HostDocBegin = "<!-- BEGIN GENERATED from internal/study/calibrate/testdata/host-families.json by go test ./internal/study/calibrate -run TestHostCostsDoc -update -->"
+	HostDocEnd   = "<!-- END GENERATED -->"
+)
+
+// SpliceFamilyTable replaces docs/host-costs.md's generated table (doc
+// between HostDocBegin and HostDocEnd) with FamilyTable(rows).
+func SpliceFamilyTable(doc string, rows []FamilyRow) (string, error) {
+	i, j := strings.Index(doc, HostDocBegin), strings.Index(doc, HostDocEnd)
+	if i < 0 || j < i {
+		return "", fmt.Errorf("no generated section (%q … %q)", HostDocBegin, HostDocEnd)
+	}
+	return doc[:i+len(HostDocBegin)] + "\n" + FamilyTable(rows) + doc[j:], nil
 }
