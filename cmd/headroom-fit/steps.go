@@ -158,11 +158,12 @@ func (t *tool) checkHost(ctx context.Context, hc *calibrate.HostCases) error {
 	if err != nil {
 		return err
 	}
-	if err := calibrate.CheckHostDefaults(ctx, hc, rows, h); err != nil {
+	l, err := calibrate.CheckHostDefaults(ctx, hc, rows, h)
+	if err != nil {
 		t.stale = append(t.stale, fmt.Sprintf("%s, %s (host: %v)", hostJSON, hostFamilies, err))
 		return nil
 	}
-	fmt.Fprintf(t.stdout, "host: %s is the joint fit of %s, and its %d rows re-score as recorded\n", hostJSON, hostFamilies, len(rows))
+	fmt.Fprintf(t.stdout, "host: %s is the joint fit of %s, its %d rows re-score as recorded, and its loss on the fit cases is %.5f (the search's, before rounding: %.5f)\n", hostJSON, hostFamilies, len(rows), l, jointLoss(rows))
 	return nil
 }
 
@@ -228,4 +229,14 @@ func (t *tool) rerun(ctx context.Context, next ...string) error {
 	cmd := exec.CommandContext(ctx, "go", args...)
 	cmd.Dir, cmd.Stdout, cmd.Stderr = t.root, t.stdout, t.stderr
 	return cmd.Run()
+}
+
+// jointLoss is the loss the table records for its joint fit.
+func jointLoss(rows []calibrate.FamilyRow) float64 {
+	for _, r := range rows {
+		if r.FitOn == calibrate.FitOnAll || r.FitOn == calibrate.FitOnDefault {
+			return r.Loss
+		}
+	}
+	return 0
 }

@@ -49,7 +49,7 @@ func TestHostDefaultsReproduce(t *testing.T) {
 	if err := json.Unmarshal(b, &rows); err != nil {
 		t.Fatal(err)
 	}
-	if err := CheckHostDefaults(context.Background(), hc, rows, steptime.HostCosts()); err != nil {
+	if _, err := CheckHostDefaults(context.Background(), hc, rows, steptime.HostCosts()); err != nil {
 		t.Fatalf("%v (run go run ./cmd/headroom-fit --only host)", err)
 	}
 }

@@ -251,8 +251,9 @@ const hostLossTolerance = 0.02
 // the FitOnAll row's fit, every row's figures are what its host costs
 // score on hc.Check today, and the joint fit's loss on its cases is the
 // recorded one (within hostLossTolerance, relative). It takes one
-// evaluation of the check cases per row and one of the fit cases.
-func CheckHostDefaults(ctx context.Context, hc *HostCases, rows []FamilyRow, host steptime.Host) error {
+// evaluation of the check cases per row and one of the fit cases, and
+// returns the re-evaluated loss (0 when the joint row records none).
+func CheckHostDefaults(ctx context.Context, hc *HostCases, rows []FamilyRow, host steptime.Host) (float64, error) {
 	var joint *FamilyRow
 	for i := range rows {
 		if rows[i].FitOn == FitOnAll || rows[i].FitOn == FitOnDefault {
@@ -260,18 +261,18 @@ func CheckHostDefaults(ctx context.Context, hc *HostCases, rows []FamilyRow, hos
 		}
 	}
 	if joint == nil {
-		return fmt.Errorf("host-families: no row fitted on %q or %q (the defaults)", FitOnAll, FitOnDefault)
+		return 0, fmt.Errorf("host-families: no row fitted on %q or %q (the defaults)", FitOnAll, FitOnDefault)
 	}
 	a, b := host, joint.Host
 	a.Source, b.Source = "", ""
 	if a != b {
-		return fmt.Errorf("host.json is not host-families' %q fit:\n  host.json: %+v\n  table:     %+v", FitOnAll, a, b)
+		return 0, fmt.Errorf("host.json is not host-families' %q fit:\n  host.json: %+v\n  table:     %+v", FitOnAll, a, b)
 	}
 	check := hc.Check()
 	for _, r := range rows {
 		got := Summarize(EvaluateHost(ctx, check, r.Host, 0))
 		if err := sameFigures(got, r.Figures); err != nil {
-			return fmt.Errorf("host-families, fit on %s: %w", r.FitOn, err)
+			return 0, fmt.Errorf("host-families, fit on %s: %w", r.FitOn, err)
 		}
 	}
 	var fitCases []Case
@@ -281,13 +282,13 @@ func CheckHostDefaults(ctx context.Context, hc *HostCases, rows []FamilyRow, hos
 		}
 	}
 	if joint.Loss == 0 {
-		return ctx.Err() // the defaults scored as they are, not a fit: no loss recorded
+		return 0, ctx.Err() // the defaults scored as they are, not a fit: no loss recorded
 	}
 	l := FamilyLoss(EvaluateHost(ctx, fitCases, host, 0))
 	if math.Abs(l-joint.Loss) > hostLossTolerance*joint.Loss {
-		return fmt.Errorf("host.json's loss on the joint fit's %d cases is %.5f, the table records %.5f (more than %.0f%% apart)", len(fitCases), l, joint.Loss, 100*hostLossTolerance)
+		return l, fmt.Errorf("host.json's loss on the joint fit's %d cases is %.5f, the table records %.5f (more than %.0f%% apart)", len(fitCases), l, joint.Loss, 100*hostLossTolerance)
 	}
-	return ctx.Err()
+	return l, ctx.Err()
 }
 
 // sameFigures compares figures as re-scored with as recorded: counts

@@ -21,7 +21,7 @@ func TestCheckHostDefaultsRefuses(t *testing.T) {
 		{"no joint row", []FamilyRow{{FitOn: FitOnStart, Host: h}}, `no row fitted on "all" or`},
 		{"another host", []FamilyRow{{FitOn: FitOnAll, Host: other}}, "host.json is not host-families' \"all\" fit"},
 	} {
-		err := CheckHostDefaults(context.Background(), &HostCases{}, c.rows, h)
+		_, err := CheckHostDefaults(context.Background(), &HostCases{}, c.rows, h)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: err %v, want %q", c.name, err, c.want)
 		}
