@@ -14,19 +14,14 @@ import (
 
 // knownOpenLoopMisses and knownSteppedMisses are the open-loop and stepped
 // figures that miss their bars today (see knownMisses).
-var knownOpenLoopMisses = map[string]accuracy.KnownMiss{}
+var knownOpenLoopMisses = map[string]accuracy.KnownMiss{
+	"open-loop 5T_agg_10rps/vanilla tpot_ms.mean": {CeilingPct: 6.1, Reason: "-6% at 10 req/s, the highest rate (-1% to -4% below it, ITL p50 -1%): the decodes' slowdown by the prefill chunks mixed into their steps is under-predicted, the prefill steps of this GPU's tables about 7% fast (docs/request-path.md)"},
+}
 
 var knownSteppedMisses = map[string]accuracy.KnownMiss{
-	"stepped vllm+eagle stage 0 (constant) e2e_ms.p50":                    {CeilingPct: 68.6, Reason: "replayed at EAGLE-3's published MT-bench acceptance (0.8 per position); this synthetic-prompt load accepts about 3% of drafts: at the acceptance fitted on the run TestEagleBars meets the bar (-3.1%)"}, // bar 15%, n=1
-	"stepped vllm+eagle stage 0 (constant) ttft_ms.p50":                   {CeilingPct: 59.5, Reason: "the request path's default host costs under-predict the low-load TTFT as without speculation (vllm+quantization stage 0: 63%); the ratio to it meets its bar in TestEagleBars"},                          // bar 15%, n=1
-	"stepped vllm+eagle stage 5 (constant) throughput.requests_per_s":     {CeilingPct: 27.9, Reason: "saturated: at the published acceptance the simulated server outruns the measured one; at the fitted acceptance the saturation throughput is within 1% (TestEagleBars)"},                                  // bar 10%, n=1
-	"stepped vllm+eagle stage 6 (constant) throughput.requests_per_s":     {CeilingPct: 52.2, Reason: "saturated: at the published acceptance the simulated server outruns the measured one; at the fitted acceptance the saturation throughput is within 1% (TestEagleBars)"},                                  // bar 10%, n=1
-	"stepped vllm+quantization stage 0 (constant) ttft_ms.p50":            {CeilingPct: 63.0, Reason: "client-side TTFT at 1 req/s: 29.3 ms measured, 10.9 ms simulated with the request path's default host costs (host.json, fitted to closed loops of another table)"},                                       // bar 15%, n=1
-	"stepped vllm+v0_engine stage 0 (constant) ttft_ms.p50":               {CeilingPct: 70.8, Reason: "client-side TTFT at 1 req/s: 37.1 ms measured, 10.8 ms simulated with the request path's default host costs, as for vllm+quantization"},                                                                  // bar 15%, n=1
-	"stepped vllm+v0_engine stage 3 (constant) throughput.requests_per_s": {CeilingPct: 35.2, Reason: "saturated: host.json has no cpu_v0 costs, so the V0 engine's host time is priced as V1's and the simulated server serves about 35% more than vLLM 0.9 did"},                                              // bar 10%, n=1
-	"stepped vllm+v0_engine stage 4 (constant) throughput.requests_per_s": {CeilingPct: 35.0, Reason: "saturated: host.json has no cpu_v0 costs, so the V0 engine's host time is priced as V1's and the simulated server serves about 35% more than vLLM 0.9 did"},                                              // bar 10%, n=1
-	"stepped vllm+v0_engine stage 5 (constant) throughput.requests_per_s": {CeilingPct: 34.7, Reason: "saturated: host.json has no cpu_v0 costs, so the V0 engine's host time is priced as V1's and the simulated server serves about 35% more than vLLM 0.9 did"},                                              // bar 10%, n=1
-	"stepped vllm+v0_engine stage 6 (constant) throughput.requests_per_s": {CeilingPct: 35.1, Reason: "saturated: host.json has no cpu_v0 costs, so the V0 engine's host time is priced as V1's and the simulated server serves about 35% more than vLLM 0.9 did"},                                              // bar 10%, n=1
+	"stepped vllm+eagle stage 0 (constant) ttft_ms.p50":        {CeilingPct: 32.9, Reason: "as without speculation (vllm+quantization, below): 36.6 ms measured, 24.6 ms simulated; the ratio to the run without speculation meets its bar in TestEagleBars"},
+	"stepped vllm+quantization stage 0 (constant) ttft_ms.p50": {CeilingPct: 29.7, Reason: "client-side TTFT at 1 req/s: 29.3 ms measured, 20.6 ms simulated, with E2E p50 within 6%: the gap is on the first token's path only (a client in another pod of a GKE cluster), not in the engine; the default client is fitted to every family at once (docs/host-costs.md)"},
+	"stepped vllm+v0_engine stage 0 (constant) ttft_ms.p50":    {CeilingPct: 49.8, Reason: "client-side TTFT at 1 req/s: 37.1 ms measured, 18.7 ms simulated, E2E p50 within 7%: as for vllm+quantization, 8 ms more of it under V0"},
 }
 
 // familyResults replays one family of the reference data with the default
