@@ -5,6 +5,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/headroom-sim/headroom/sim"
 )
 
 // TestEndpoints covers every endpoint's answer and error paths: status,
@@ -159,8 +161,19 @@ func TestSimulateReport(t *testing.T) {
 		KVCache struct {
 			NumGPUBlocks int `json:"num_gpu_blocks"`
 		} `json:"kv_cache"`
+		TTFTMSInterval struct {
+			P99 *sim.Interval `json:"p99"`
+		} `json:"ttft_ms_interval"`
+		Uncertainty *sim.Uncertainty `json:"uncertainty"`
 	}
 	r.json(t, &rep)
+	// The error band of the point value, and the regime it was judged in.
+	if in := rep.TTFTMSInterval.P99; in == nil || !(in.P95[0] > 0 && in.P95[0] <= in.P80[0] && in.P80[0] < in.P80[1] && in.P80[1] <= in.P95[1]) || in.Pool == "" {
+		t.Errorf("ttft_ms_interval.p99 %+v: want [low, high] bands, 95%% around 80%%, and their pool", in)
+	}
+	if u := rep.Uncertainty; u == nil || u.Regime["loop"] != "open" || u.Regime["gpu_family"] != "hopper" || u.ErrorModel == "" {
+		t.Errorf("uncertainty %+v: want the open-loop, Hopper regime and the model's source", u)
+	}
 	if rep.Model != "llama-3.1-8b" || rep.Requests.Total != 200 || rep.Requests.Completed+rep.Requests.Rejected != 200 {
 		t.Errorf("requests not accounted for: %+v", rep)
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/headroom-sim/headroom/internal/adapter/kerneldb"
 	"github.com/headroom-sim/headroom/internal/study/scenario"
 	"github.com/headroom-sim/headroom/internal/study/stepreport"
+	"github.com/headroom-sim/headroom/internal/study/uncertainty"
 	"github.com/headroom-sim/headroom/models"
 	"github.com/headroom-sim/headroom/sim"
 	"github.com/headroom-sim/headroom/sim/memory"
@@ -228,15 +229,25 @@ func (d *Domain) Prepare(sc scenario.Scenario, run RunEnv) (*scenario.Resolved, 
 	return sc.Resolve(d.Env(run))
 }
 
-// Simulate runs sim.Run. Its errors keep their kind (problemFor): a
-// field or a limit is the input's, a sim.ErrInternal or an error no rule
-// knows the server's (500, logged).
+// Simulate runs sim.Run and sets the report's error bands from the
+// built-in error model (uncertainty.Model.Judge). Its errors keep their
+// kind (problemFor): a field or a limit is the input's, a
+// sim.ErrInternal or an error no rule knows the server's (500, logged).
 func (d *Domain) Simulate(ctx context.Context, res *scenario.Resolved, progress func(float64)) (*sim.Report, error) {
 	var opts []sim.Option
 	if progress != nil {
 		opts = append(opts, sim.WithProgress(progress))
 	}
-	return sim.Run(ctx, res.Config, opts...)
+	m, err := uncertainty.Builtin()
+	if err != nil {
+		return nil, err
+	}
+	rep, err := sim.Run(ctx, res.Config, opts...)
+	if err != nil {
+		return nil, err
+	}
+	m.Judge(&res.Config, rep)
+	return rep, nil
 }
 
 // decodeScenario decodes a scenario body strictly: unknown keys are errors

@@ -17,6 +17,8 @@
 //	                          accuracy (the bars against measured runs),
 //	                          kernelfit (the default kernel profiles, fitted
 //	                          to measured kernel tables),
+//	                          uncertainty (the error model: bands from the
+//	                          validation residuals),
 //	                          workers (the goroutine pool they share)
 //	internal/adapter/...      translate the outside world: measured (benchmark
 //	                          result files), kerneldb (kernel tables laid out

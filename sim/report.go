@@ -38,6 +38,17 @@ type Report struct {
 	DecodeMS     stats.Summary  `json:"decode_ms"`
 	// Percentiles says how the summaries' quantiles were computed.
 	Percentiles Percentiles `json:"percentiles"`
+	// TTFTMSInterval and the four fields after it are the headline
+	// figures' 80% and 95% error bands, in the figures' units, and how
+	// they were judged (interval.go): set by the callers that apply an
+	// error model (headroom simulate, POST /v1/simulate), nil in
+	// sim.Run's own report.
+	TTFTMSInterval     *SummaryInterval    `json:"ttft_ms_interval,omitempty"`
+	TPOTMSInterval     *SummaryInterval    `json:"tpot_ms_interval,omitempty"`
+	ITLMSInterval      *SummaryInterval    `json:"itl_ms_interval,omitempty"`
+	E2EMSInterval      *SummaryInterval    `json:"e2e_ms_interval,omitempty"`
+	ThroughputInterval *ThroughputInterval `json:"throughput_interval,omitempty"`
+	Uncertainty        *Uncertainty        `json:"uncertainty,omitempty"`
 
 	Throughput          Throughput `json:"throughput"`
 	Preemptions         int64      `json:"preemptions"`

@@ -149,7 +149,7 @@ func runPlan(ctx context.Context, e *env, args []string) error {
 	var maxReplicas int
 	var noHeadroom bool
 	var pareto string
-	var headroom, util float64
+	var headroom, util, confidence float64
 	var dis disaggFlags
 	fs := newFlagSet("plan")
 	p.register(fs, "table|json")
@@ -163,6 +163,7 @@ func runPlan(ctx context.Context, e *env, args []string) error {
 	fs.BoolVar(&noHeadroom, "no-headroom", false, "check --headroom × the load only, without measuring each candidate's headroom")
 	fs.StringVar(&pareto, "pareto-metric", "", "latency the Pareto front trades against cost (default: the binding SLA bound)")
 	fs.Float64Var(&util, "target-utilization", plan.DefaultTargetUtilization, "with a rate profile: the autoscaler keeps each replica at this fraction of its capacity within the SLA")
+	fs.Float64Var(&confidence, "confidence", 0, "check every SLA bound at the upper end of its error band at this confidence (0.5 to 0.975; docs/uncertainty.md) instead of the point value (0)")
 	r, sc, err := p.parse(e, fs, args, "table", "json")
 	if err != nil {
 		return err
@@ -181,8 +182,11 @@ func runPlan(ctx context.Context, e *env, args []string) error {
 	if !(util > 0 && util <= 1) {
 		return usagef("--target-utilization: must be in (0, 1], got %g", util)
 	}
+	if confidence != 0 && !(confidence >= 0.5 && confidence <= 0.975) {
+		return usagef("--confidence: must be in [0.5, 0.975] (0: the point values), got %g", confidence)
+	}
 	spec := plan.PlanSpec{Scenario: sc, MaxReplicas: maxReplicas, SkipHeadroom: noHeadroom, ParetoMetric: pareto, PricePerGPUHourUSD: map[string]float64{},
-		Headroom: headroom, TargetUtilization: util, WindowS: prof.windowS}
+		Headroom: headroom, TargetUtilization: util, WindowS: prof.windowS, Confidence: confidence}
 	if spec.GPUs, err = parseGPUs(r.Env.Catalog, "gpus", gpus); err != nil {
 		return err
 	}

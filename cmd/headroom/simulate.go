@@ -149,6 +149,9 @@ func runSimulate(ctx context.Context, e *env, args []string) error {
 	if err := outs.write(rep, res.Config.Engine.MaxModelLen); err != nil {
 		return err
 	}
+	if err := judge(&res.Config, rep); err != nil {
+		return err
+	}
 	if format == "json" {
 		return writeJSON(e.stdout, rep)
 	}
@@ -349,6 +352,7 @@ func writeReportTable(w io.Writer, sc *scenario.Scenario, res *scenario.Resolved
 	row("ITL", r.ITLMS)
 	row("E2E", r.E2EMS)
 	row("queue", r.QueueMS)
+	writeBands(tw, r)
 	fmt.Fprintln(tw)
 	t := r.Throughput
 	fmt.Fprintf(tw, "Throughput\t%.2f req/s, %.0f input tok/s, %.0f output tok/s, %.0f total tok/s\n", t.RequestsPerS, t.InputTokensPerS, t.OutputTokensPerS, t.TotalTokensPerS)

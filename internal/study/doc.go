@@ -6,7 +6,8 @@
 // traffic), stepreport (one engine step explained kernel by kernel),
 // accuracy (the bars the simulator must meet on measured runs, and the
 // ledger of known misses), kernelfit (the default kernel profiles, fitted
-// to measured kernel tables, and their held-out errors) and workers (the
-// bounded goroutine pool they share). They take values and file openers
+// to measured kernel tables, and their held-out errors), uncertainty (the
+// error model fitted to the validation residuals: a report's bands) and
+// workers (the bounded goroutine pool they share). They take values and file openers
 // from their callers (cmd/headroom, api).
 package study

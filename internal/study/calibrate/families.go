@@ -207,7 +207,10 @@ func familyOf(dir string) string {
 type CaseResult struct {
 	Case      *Case
 	Predicted map[string]float64
-	Err       error
+	// Report is the simulated run the predictions were read from (nil
+	// when Err is set).
+	Report *sim.Report
+	Err    error
 }
 
 // Error is metric's relative error (predicted / measured − 1), ok false
@@ -241,7 +244,7 @@ func EvaluateHost(ctx context.Context, cases []Case, h steptime.Host, nWorkers i
 			out[i].Err = err
 			return
 		}
-		out[i].Predicted = casePredicted(rep, c)
+		out[i].Predicted, out[i].Report = casePredicted(rep, c), rep
 	})
 	return out
 }

@@ -109,8 +109,14 @@ func (ss *shapeSearch) at(ctx context.Context, n int, m float64, early bool) (ve
 		return v, nil
 	}
 	s := ss.config(n).Scenario(withLoad(ss.q.base, ss.q.dim, k.load))
-	v, err := ss.q.r.judge(ctx, s, early)
+	// A run stopped early is stopped on its point values: with a
+	// confidence every run goes to the end and is judged on its bands.
+	conf := ss.q.spec.Confidence
+	v, err := ss.q.r.judge(ctx, s, early && conf == 0)
 	ss.q.sims.Add(1)
+	if err == nil && conf > 0 {
+		err = confident(&v, conf)
+	}
 	if err != nil {
 		return v, err
 	}

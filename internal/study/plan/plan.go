@@ -52,6 +52,10 @@ type PlanSpec struct {
 	// SkipSpeculationVerdict leaves out the answer on speculative
 	// decoding (PlanResult.Speculation) when the scenario speculates.
 	SkipSpeculationVerdict bool `json:"skip_speculation_verdict,omitempty"`
+	// Confidence, when set (0.5 to 0.975), checks every SLA bound at the
+	// upper end of its figure's error band at this confidence instead
+	// of the point value (confidence.go); 0 checks the point values.
+	Confidence float64 `json:"confidence,omitempty"`
 }
 
 // Config is one cluster shape: replicas of one GPU and TP, or (with
@@ -170,6 +174,9 @@ func (spec *PlanSpec) defaults(r *Runner) error {
 	if !(spec.Headroom >= 1 && spec.Headroom <= 100) {
 		return &scenario.FieldError{Field: "headroom", Reason: fmt.Sprintf("must be in [1, 100], got %g", spec.Headroom)}
 	}
+	if err := checkConfidence(spec.Confidence); err != nil {
+		return err
+	}
 	if spec.TargetUtilization == 0 {
 		spec.TargetUtilization = DefaultTargetUtilization
 	}
@@ -216,6 +223,9 @@ func (r *Runner) Plan(ctx context.Context, spec PlanSpec, progress func(float64)
 	}
 	base, profile, dim, target, res := ps.base, ps.profile, ps.dim, ps.target, ps.res
 	live, disagg := ps.live, ps.disagg
+	if spec.Confidence > 0 && profile != nil {
+		return nil, &scenario.FieldError{Field: "confidence", Reason: "not with a workload.rate_profile: its day is judged window by window on the point values"}
+	}
 	steps := len(live) + len(disagg)
 	if profile != nil {
 		steps += len(live)/2 + 1 // the day: capacity searches and two long runs

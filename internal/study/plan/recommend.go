@@ -35,6 +35,9 @@ type Recommendation struct {
 	LimitingMetric string `json:"limiting_metric"`
 	// Sentence is the answer in words.
 	Sentence string `json:"sentence"`
+	// Confidence is the plan's confidence (PlanSpec.Confidence): the SLA
+	// held at the upper ends of the bands at it (absent: point values).
+	Confidence float64 `json:"confidence,omitempty"`
 }
 
 // RunnerUp is an alternative and why it lost: a GPU, TP and replicas,
@@ -340,6 +343,10 @@ func (r *Runner) summary(spec *PlanSpec, res *PlanResult, rec *Candidate) string
 		}
 		rr.Sentence = fmt.Sprintf("%s: $%.2f/h, $%.3g per million output tokens, sustains %s within the SLA (%s); %s",
 			shape, rec.CostPerHourUSD, rec.CostPerMillionOutputTokensUSD, loadText(res.Dimension, rr.SustainedLoad), headroom, limit)
+		if c := spec.Confidence; c > 0 {
+			rr.Confidence = c
+			rr.Sentence += fmt.Sprintf("; every SLA bound holds at %.0f%% confidence (the upper end of its error band, not the point value)", 100*c)
+		}
 		res.Recommendation = rr
 		return rr.Sentence
 	}
