@@ -163,7 +163,7 @@ func (t *tool) checkHost(ctx context.Context, hc *calibrate.HostCases) error {
 		t.stale = append(t.stale, fmt.Sprintf("%s, %s (host: %v)", hostJSON, hostFamilies, err))
 		return nil
 	}
-	fmt.Fprintf(t.stdout, "host: %s is the joint fit of %s, its %d rows re-score as recorded, and its loss on the fit cases is %.5f (the search's, before rounding: %.5f)\n", hostJSON, hostFamilies, len(rows), l, jointLoss(rows))
+	fmt.Fprintf(t.stdout, "host: %s is the default row of %s, its %d rows re-score as recorded, and its loss on the fit cases is %.5f (the search's, before rounding: %.5f)\n", hostJSON, hostFamilies, len(rows), l, jointLoss(rows))
 	return nil
 }
 
@@ -234,7 +234,7 @@ func (t *tool) rerun(ctx context.Context, next ...string) error {
 // jointLoss is the loss the table records for its joint fit.
 func jointLoss(rows []calibrate.FamilyRow) float64 {
 	for _, r := range rows {
-		if r.FitOn == calibrate.FitOnAll || r.FitOn == calibrate.FitOnDefault {
+		if calibrate.IsDefaultRow(r.FitOn) {
 			return r.Loss
 		}
 	}

@@ -256,17 +256,17 @@ const hostLossTolerance = 0.02
 func CheckHostDefaults(ctx context.Context, hc *HostCases, rows []FamilyRow, host steptime.Host) (float64, error) {
 	var joint *FamilyRow
 	for i := range rows {
-		if rows[i].FitOn == FitOnAll || rows[i].FitOn == FitOnDefault {
+		if IsDefaultRow(rows[i].FitOn) {
 			joint = &rows[i]
 		}
 	}
 	if joint == nil {
-		return 0, fmt.Errorf("host-families: no row fitted on %q or %q (the defaults)", FitOnAll, FitOnDefault)
+		return 0, fmt.Errorf("host-families: no row of the defaults (%q, or one marked \"(host.json, the default)\")", FitOnAll)
 	}
 	a, b := host, joint.Host
 	a.Source, b.Source = "", ""
 	if a != b {
-		return 0, fmt.Errorf("host.json is not host-families' %q fit:\n  host.json: %+v\n  table:     %+v", FitOnAll, a, b)
+		return 0, fmt.Errorf("host.json is not host-families' %q row:\n  host.json: %+v\n  table:     %+v", joint.FitOn, a, b)
 	}
 	check := hc.Check()
 	for _, r := range rows {
@@ -275,20 +275,28 @@ func CheckHostDefaults(ctx context.Context, hc *HostCases, rows []FamilyRow, hos
 			return 0, fmt.Errorf("host-families, fit on %s: %w", r.FitOn, err)
 		}
 	}
+	fitOn, _, _ := strings.Cut(joint.FitOn, " (")
 	var fitCases []Case
 	for _, f := range hc.FitSets() {
-		if f.Name == FitOnAll {
+		if f.Name == fitOn {
 			fitCases = f.Cases
 		}
 	}
-	if joint.Loss == 0 {
-		return 0, ctx.Err() // the defaults scored as they are, not a fit: no loss recorded
+	if joint.Loss == 0 || fitCases == nil {
+		return 0, ctx.Err() // the defaults scored as they are, not a fit: no loss to re-evaluate
 	}
 	l := FamilyLoss(EvaluateHost(ctx, fitCases, host, 0))
 	if math.Abs(l-joint.Loss) > hostLossTolerance*joint.Loss {
 		return l, fmt.Errorf("host.json's loss on the joint fit's %d cases is %.5f, the table records %.5f (more than %.0f%% apart)", len(fitCases), l, joint.Loss, 100*hostLossTolerance)
 	}
 	return l, ctx.Err()
+}
+
+// IsDefaultRow says whether a row of the table is the defaults: the
+// joint fit (FitOnAll), the defaults scored as they are (FitOnDefault),
+// or any fit the table marks "(host.json, the default)".
+func IsDefaultRow(fitOn string) bool {
+	return fitOn == FitOnAll || fitOn == FitOnDefault || strings.Contains(fitOn, "(host.json, the default)")
 }
 
 // sameFigures compares figures as re-scored with as recorded: counts

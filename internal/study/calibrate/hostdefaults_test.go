@@ -18,8 +18,8 @@ func TestCheckHostDefaultsRefuses(t *testing.T) {
 		rows []FamilyRow
 		want string
 	}{
-		{"no joint row", []FamilyRow{{FitOn: FitOnStart, Host: h}}, `no row fitted on "all" or`},
-		{"another host", []FamilyRow{{FitOn: FitOnAll, Host: other}}, "host.json is not host-families' \"all\" fit"},
+		{"no joint row", []FamilyRow{{FitOn: FitOnStart, Host: h}}, "no row of the defaults"},
+		{"another host", []FamilyRow{{FitOn: FitOnAll, Host: other}}, "host.json is not host-families' \"all\" row"},
 	} {
 		_, err := CheckHostDefaults(context.Background(), &HostCases{}, c.rows, h)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
