@@ -269,11 +269,15 @@ func CheckHostDefaults(ctx context.Context, hc *HostCases, rows []FamilyRow, hos
 		return 0, fmt.Errorf("host.json is not host-families' %q row:\n  host.json: %+v\n  table:     %+v", joint.FitOn, a, b)
 	}
 	check := hc.Check()
+	var stale []string
 	for _, r := range rows {
 		got := Summarize(EvaluateHost(ctx, check, r.Host, 0))
 		if err := sameFigures(got, r.Figures); err != nil {
-			return 0, fmt.Errorf("host-families, fit on %s: %w", r.FitOn, err)
+			stale = append(stale, fmt.Sprintf("fit on %s: %v", r.FitOn, err))
 		}
+	}
+	if len(stale) > 0 {
+		return 0, fmt.Errorf("host-families: %d of %d rows do not re-score as recorded:\n    %s", len(stale), len(rows), strings.Join(stale, "\n    "))
 	}
 	fitOn, _, _ := strings.Cut(joint.FitOn, " (")
 	var fitCases []Case
