@@ -4,16 +4,18 @@
 # model and the built-in kernel tables. The closed-loop table's 823 runs take minutes on two cores
 # (the progress bar on stderr says how far it is).
 #   docs/gen-accuracy.sh [DATA_DIR]
+# HEADROOM_DOCS_OUT writes them to another folder (go run ./cmd/headroom-fit --check does).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 data=${1:-../shared/data/measured}
-mkdir -p docs/figures
+out=${HEADROOM_DOCS_OUT:-docs}
+mkdir -p "$out/figures"
 body=$(mktemp)
 open=$(mktemp)
 trap 'rm -f "$body" "$open"' EXIT
 start=$(date +%s)
 go run ./cmd/headroom validate --runs-from "$data" --output markdown \
-  --plot docs/figures/accuracy-silicon.svg --progress >"$body"
+  --plot "$out/figures/accuracy-silicon.svg" --progress >"$body"
 # The residency runs do not name their GPU (one H100 SXM, the data's README says).
 go run ./cmd/headroom validate --runs-from "$data/residency-vllm-h100-qwen3-14b" --gpu h100-sxm \
   --output markdown >"$open"
@@ -119,5 +121,5 @@ cat <<'TAIL'
 - `headroom calibrate` fits the step-time coefficients to the user's own runs and removes most of a
   GPU's systematic error; see [calibration.md](calibration.md).
 TAIL
-} > docs/accuracy.md
-echo "wrote docs/accuracy.md and docs/figures/accuracy-silicon.svg"
+} > "$out/accuracy.md"
+echo "wrote $out/accuracy.md and $out/figures/accuracy-silicon.svg" >&2

@@ -2,13 +2,17 @@
 # Regenerates docs/calibration.md: fit the step-time profile on one real run (or one stage of it) and
 # predict the others.
 #   docs/gen-calibration.sh [DATA_DIR]
+# HEADROOM_DOCS_OUT writes it to another folder (go run ./cmd/headroom-fit --check does).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 data=${1:-../shared/data/measured}
+out=${HEADROOM_DOCS_OUT:-docs}
 is=$data/inference-sim-eval-ground-truth
 ls_=$data/llmservingsim
-go build -o /tmp/headroom-calibration-doc ./cmd/headroom
-h=/tmp/headroom-calibration-doc
+bin=$(mktemp -d)
+trap 'rm -rf "$bin"' EXIT
+go build -o "$bin/headroom" ./cmd/headroom
+h=$bin/headroom
 {
 cat <<'HEAD'
 # Calibration: fit on one run, predict the others
@@ -52,13 +56,36 @@ send time. The profile file is versioned JSON (GPU, model, TP, engine version, t
 errors, the source file's SHA-256); scenarios name it in `calibration` (`--calibration FILE`), the API
 stores one per `POST /v1/calibrations` ([api.md](api.md)).
 
+**Draft acceptance.** `--fit acceptance` fits a speculative run's draft acceptance instead (the run
+must record the server's `--speculative-config`): the step's cost is the simulator's, and the
+conditional acceptance rate is bisected until the simulated decode time (E2E P50 − TTFT P50, which
+leaves the request path's TTFT error out) matches the measured one; the rate fitted on the means is
+reported beside it (they differ when requests accept unevenly, which the simulator does not model).
+`--baseline RUN` (same server and load without speculation) corrects the target by the simulator's own
+error on it. `--out` writes the `acceptance` block, with its `source`, for `engine.speculative`
+([speculative.md](speculative.md)). On the shared EAGLE-3 run (vLLM 0.11, synthetic shared-prefix
+prompts; `headroom calibrate --fit acceptance --trace
+../shared/data/measured/inference-perf-kubecon/vllm+eagle --stage 0 --holdout-stages --out
+eagle-acceptance.json`) the fit on stage 0 is 0 on the medians (the median request accepted nearly
+nothing) and 0.071 on the means (mean acceptance length 1.08); at the medians' rate the other stages'
+E2E P50 fall within 8% below saturation and the saturation throughput within 1% (`TestEagleBars`,
+internal/study/accuracy). vLLM's own counters give the acceptance directly: `--spec-decode-metrics
+after.txt [--spec-decode-metrics-before before.txt]` reads the `vllm:spec_decode_num_drafts`,
+`…_num_draft_tokens`, `…_num_accepted_tokens` and `…_num_accepted_tokens_per_pos{position}` counters
+of a `/metrics` scrape (Prometheus text; the difference of two scrapes bounds them to the run) and
+writes `per_position`, no simulation needed. The shared run's per-stage Prometheus summaries do not
+carry them.
+
 **The fits below** are on the real runs of the reference data (`../shared/data/measured`). Each table
 gives the median absolute percentage error (APE) over those quantiles with the default coefficients
 → after calibration, for the fitted run and for held-out runs or stages; "P99" is the median APE over
 the three P99s. The held-out bar: median APE ≤ 5% for E2E and TPOT, ≤ 10% for TTFT and for the P99s.
-None of these runs is in the fit of the defaults: the kernel profiles are fitted to isolated kernel
-timings, the host costs (`sim/steptime/profiles/host.json`) to closed-loop runs of another table
-(see [accuracy.md](accuracy.md)).
+Fitted on and scored on: in each table the row of role "fitted" is the run (or stage) the
+calibration was fitted on, the rows "held out" were not in that fit. The figures left of each arrow
+use the defaults: the kernel profiles are fitted to isolated kernel timings (no serving run), but the
+host costs (`sim/steptime/profiles/host.json`) to four families of measured runs at once, these eight
+runs among them (the request-level family; [accuracy.md](accuracy.md#what-was-fitted-on-what) says
+which runs of each family), so the default figures are in-sample for the host costs.
 
 Regenerate: `docs/gen-calibration.sh`.
 
@@ -79,5 +106,5 @@ $h calibrate --trace "$ls_/RTXPRO6000_Llama-3.1-8B" --holdout "$ls_/RTXPRO6000_Q
 echo "## RTX 4090, vLLM 0.19: fit on the first half, predict the second"
 echo
 $h calibrate --trace "$ls_/RTX4090_Llama-3.1-8B" --split 2 --stage 0 --holdout-stages --output markdown
-} > docs/calibration.md
-echo "wrote docs/calibration.md"
+} > "$out/calibration.md"
+echo "wrote $out/calibration.md" >&2

@@ -13,5 +13,9 @@
 // objective.go (targets and loss), fit.go, evaluate.go, file.go (the
 // versioned calibration file), workflow.go (Check and Calibrate: the one
 // workflow `headroom calibrate` and POST /v1/calibrations both call),
-// host.go (HostSplit and FitHost: sim/steptime/profiles/host.json).
+// host.go (HostSplit and FitHost, the closed loops alone), families.go
+// (the families of measured runs and FitHostFamilies), hostdefaults.go
+// (FitHostDefaults and CheckHostDefaults: sim/steptime/profiles/host.json
+// and testdata/host-families.json, written and checked by
+// cmd/headroom-fit).
 package calibrate

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io/fs"
 	"math"
-	"path"
 	"slices"
 	"sort"
 	"strings"
@@ -110,18 +109,12 @@ func LoadCases(fsys fs.FS, cat *catalogs.Catalog, opt replay.Options, families [
 }
 
 func closedLoopCases(fsys fs.FS, cat *catalogs.Catalog, opt replay.Options) ([]Case, error) {
-	const table = "measured/aiconfigurator-silicon/silicon_vllm_agg.csv"
-	f, err := fsys.Open(table)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	tab, err := measured.ReadSilicon(f, path.Base(table))
+	runs, err := SiliconRuns(fsys)
 	if err != nil {
 		return nil, err
 	}
 	var out []Case
-	for _, run := range tab.Runs {
+	for _, run := range runs {
 		rs, err := replay.Config(run, cat, opt)
 		if err != nil {
 			continue // a row whose model or GPU the catalog lacks

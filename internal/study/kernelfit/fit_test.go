@@ -6,19 +6,17 @@ import (
 
 	"github.com/headroom-sim/headroom/catalogs"
 	"github.com/headroom-sim/headroom/internal/adapter/kerneldb"
-	"github.com/headroom-sim/headroom/internal/testkit/refdata"
 	"github.com/headroom-sim/headroom/sim/steptime"
 )
 
 // TestFitProbe fits one system (SYS=h100_sxm …) and prints its error
 // rows and profile: a quick look while changing a formula.
 func TestFitProbe(t *testing.T) {
-	dir := refdata.Path(t, "profiling/aiconfigurator")
 	sys := os.Getenv("SYS")
 	if sys == "" {
 		t.Skip("set SYS to a measured system (h100_sxm, h200_sxm, b200_sxm, b300_sxm, rtx_pro_6000_server) to run")
 	}
-	db, err := kerneldb.Load(os.DirFS(dir), sys, kerneldb.Options{})
+	db, err := kerneldb.Load(catalogs.Kernels(), sys, kerneldb.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -26,7 +24,7 @@ func TestFitProbe(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g, err := measuredGPU(cat, sys)
+	g, err := MeasuredGPU(cat, sys)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -164,6 +164,10 @@ func Report(results []*Result, interp map[string][]ErrorRow) string {
 		rows[r.System] = r.Errors
 	}
 	var b strings.Builder
+	b.WriteString("Fitted on, and scored on: every table of `catalogs/kernels` (AIConfigurator's kernel timings of " + strings.Join(systems, ", ") +
+		", vLLM 0.19.0) is split by a fixed rule (`internal/study/kernelfit/split.go`) into a fit half and a held-out half; " +
+		"the coefficients are fitted on the fit half only, and every error below is on the held-out half. " +
+		"No serving run is in these fits. Regenerate: `go run ./cmd/headroom-fit --only kernels`.\n\n")
 	b.WriteString("### Fitted formula on held-out points\n\n")
 	b.WriteString("Median and P90 of |predicted/measured − 1| and the signed median (positive: the formula is slow), in %. " +
 		"Rows scoped `held-out` are judged against the bars (GEMM 8, attention 10, MoE 12, all-reduce 10); ✗ marks a miss.\n\n")
