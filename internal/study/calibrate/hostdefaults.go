@@ -343,3 +343,17 @@ func SpliceFamilyTable(doc string, rows []FamilyRow) (string, error) {
 	}
 	return doc[:i+len(HostDocBegin)] + "\n" + FamilyTable(rows) + doc[j:], nil
 }
+
+// RescoreHostTable re-scores every row's figures on hc.Check with the
+// current code, keeping each row's host costs and fit loss: the table
+// after a change that moves the scores (the acceptance a speculative run
+// is replayed at is fitted with the committed host.json when the cases
+// load) without searching again.
+func RescoreHostTable(ctx context.Context, hc *HostCases, rows []FamilyRow) []FamilyRow {
+	check := hc.Check()
+	out := append([]FamilyRow(nil), rows...)
+	for i := range out {
+		out[i].Figures = Summarize(EvaluateHost(ctx, check, out[i].Host, 0))
+	}
+	return out
+}
