@@ -24,7 +24,9 @@ test("docs/planning.md's plan example shows its recommendation within seconds", 
   const firstAnswerS = (Date.now() - t0) / 1000;
   assert.match(await rec.innerText(), new RegExp("^" + readmeSentence.replace(/[$.()×]/g, "\\$&")));
   console.log(`# first plan answer ${firstAnswerS.toFixed(2)} s after opening the page`);
-  assert.ok(firstAnswerS < 30, `the first answer took ${firstAnswerS} s`);
+  // 2.2 s measured on two shared cores (the first answer includes the
+  // page load and the plan job); machines differ 3x in speed.
+  assert.ok(firstAnswerS < 10, `the first answer took ${firstAnswerS} s, want a few seconds`);
   // The Pareto chart: a point per simulated candidate, the recommendation ringed.
   const dots = await page.locator("#pareto svg circle").count();
   assert.ok(dots >= 10, `${dots} circles in the Pareto chart`);
