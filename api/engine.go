@@ -81,16 +81,7 @@ func NewDomain(base *catalogs.Catalog, storeDir string, log *slog.Logger) (*Doma
 		return nil, err
 	}
 	d := &Domain{store: st}
-	d.kernels = &kerneldb.Provider{BuiltIn: catalogs.Kernels(), Resolve: func(sys string) (string, bool) {
-		g, err := d.store.catalog().GPU(sys)
-		if err != nil {
-			return "", false
-		}
-		return g.ID, true
-	}, GPU: func(sys string) (*hardware.GPU, bool) {
-		g, err := d.store.catalog().GPU(sys)
-		return g, err == nil
-	}}
+	d.kernels = kerneldb.ForCatalog(func(id string) (*hardware.GPU, error) { return d.store.catalog().GPU(id) })
 	return d, nil
 }
 

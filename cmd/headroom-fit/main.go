@@ -89,7 +89,7 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (op
 	fset := flag.NewFlagSet("headroom-fit", flag.ContinueOnError)
 	fset.SetOutput(stderr)
 	fset.Usage = func() {
-		fmt.Fprintln(stderr, "usage: go run ./cmd/headroom-fit [--check] [--only kernels,host,docs] [--host joint|all] [--host-evals N] [--data DIR] [--write-manifest]")
+		fmt.Fprintln(stderr, "usage: go run ./cmd/headroom-fit [--check] [--only kernels,host,docs] [--host joint|all|families|rescore] [--host-evals N] [--data DIR] [--write-manifest]")
 		fset.PrintDefaults()
 	}
 	var o options
@@ -113,7 +113,7 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (op
 		}
 		evalsDefault = n
 	}
-	host := fset.String("host", hostDefault, "host fits: joint (every family together: the defaults; HEADROOM_FIT_HOST=joint), all (each family alone too, for the table; HEADROOM_FIT_HOST=1) or families (each family alone from the committed host.json, which stays; HEADROOM_FIT_HOST=families)")
+	host := fset.String("host", hostDefault, "host fits: joint (every family together: the defaults; HEADROOM_FIT_HOST=joint), all (each family alone too, for the table; HEADROOM_FIT_HOST=1) families (each family alone from the committed host.json, which stays; HEADROOM_FIT_HOST=families) or rescore (no search: the committed table re-scored with today's code, host.json kept)")
 	fset.IntVar(&o.hostEvals, "host-evals", evalsDefault, "evaluations of every family each host fit may take, at most (HEADROOM_FIT_EVALS); one is about 8 s on two cores")
 	fset.StringVar(&o.data, "data", "", "the reference data directory (default HEADROOM_SHARED_DATA, else ../shared/data beside the checkout)")
 	fset.BoolVar(&o.writeManifest, "write-manifest", false, "rewrite "+manifestPath+" from the reference data and stop (after a deliberate change of the data)")
@@ -124,10 +124,10 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (op
 		return o, fmt.Errorf("unexpected argument %q", fset.Arg(0))
 	}
 	switch *host {
-	case "joint", "all", "families":
+	case "joint", "all", "families", "rescore":
 		o.hostMode = *host
 	default:
-		return o, fmt.Errorf("--host %q: want joint, all or families", *host)
+		return o, fmt.Errorf("--host %q: want joint, all, families or rescore", *host)
 	}
 	if o.hostEvals <= 0 {
 		return o, fmt.Errorf("--host-evals %d: want at least 1", o.hostEvals)

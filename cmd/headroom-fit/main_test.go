@@ -31,6 +31,7 @@ func TestFlags(t *testing.T) {
 		{name: "HEADROOM_FIT_HOST=joint", env: map[string]string{"HEADROOM_FIT_HOST": "joint", "HEADROOM_FIT_EVALS": "3"}, mode: "joint", evals: 3, only: "docs,host,kernels"},
 		{name: "flags over env", args: []string{"--host", "joint", "--host-evals", "2", "--only", "host"}, env: map[string]string{"HEADROOM_FIT_HOST": "1", "HEADROOM_FIT_EVALS": "9"}, mode: "joint", evals: 2, only: "host"},
 		{name: "HEADROOM_FIT_HOST=families", env: map[string]string{"HEADROOM_FIT_HOST": "families"}, mode: "families", evals: 40, only: "docs,host,kernels"},
+		{name: "rescore", args: []string{"--host", "rescore", "--only", "host"}, mode: "rescore", evals: 40, only: "host"},
 		{name: "bad env host", env: map[string]string{"HEADROOM_FIT_HOST": "yes"}, err: "HEADROOM_FIT_HOST"},
 		{name: "bad env evals", env: map[string]string{"HEADROOM_FIT_EVALS": "0"}, err: "HEADROOM_FIT_EVALS"},
 		{name: "bad host", args: []string{"--host", "each"}, err: "--host"},

@@ -77,8 +77,23 @@ func (t *tool) host(ctx context.Context) (bool, error) {
 		return false, t.checkHost(ctx, hc)
 	}
 	prev, err := t.hostRows()
-	if err != nil && t.opt.hostMode == calibrate.HostFamiliesOnly {
+	if err != nil && (t.opt.hostMode == calibrate.HostFamiliesOnly || t.opt.hostMode == calibrate.HostRescore) {
 		return false, err
+	}
+	if t.opt.hostMode == calibrate.HostRescore {
+		// The stepped EAGLE run's acceptance is fitted with the committed
+		// host.json when the cases load, so the table follows host.json.
+		rows := calibrate.RescoreHostTable(ctx, hc, prev)
+		rb, err := indentJSON(rows)
+		if err != nil {
+			return false, err
+		}
+		changed, err := t.settle("host", []artifact{{hostFamilies, rb}})
+		if err != nil {
+			return false, err
+		}
+		docChanged, err := t.hostDoc(rows)
+		return changed || docChanged, err
 	}
 	opt := calibrate.HostDefaultsOptions{Mode: t.opt.hostMode, Previous: prev, MaxEvals: t.opt.hostEvals, Progress: func(name string, h calibrate.HostFit) {
 		fmt.Fprintf(t.stderr, "%s host fit on %s: eval %d loss %.4f cpu %+v cpu_v0 %+v client %.0f per_step %.0f\n", time.Now().Format("15:04:05"), name, h.Evaluations, h.Loss, h.Host.CPU, h.Host.CPUV0, h.Host.Frontend.ClientUS, h.Host.Frontend.PerStepUS)

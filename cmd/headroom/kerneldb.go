@@ -4,7 +4,6 @@ import (
 	"sync"
 
 	"github.com/headroom-sim/headroom/catalogs"
-	"github.com/headroom-sim/headroom/hardware"
 	"github.com/headroom-sim/headroom/internal/adapter/kerneldb"
 )
 
@@ -17,18 +16,7 @@ var (
 // and any directory a scenario names, each read once.
 func kernelDBs(cat *catalogs.Catalog) *kerneldb.Provider {
 	kernelOnce.Do(func() {
-		kernelProvider = &kerneldb.Provider{BuiltIn: catalogs.Kernels(),
-			Resolve: func(sys string) (string, bool) {
-				g, err := cat.GPU(sys)
-				if err != nil {
-					return "", false
-				}
-				return g.ID, true
-			},
-			GPU: func(sys string) (*hardware.GPU, bool) {
-				g, err := cat.GPU(sys)
-				return g, err == nil
-			}}
+		kernelProvider = kerneldb.ForCatalog(cat.GPU)
 	})
 	return kernelProvider
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/headroom-sim/headroom/catalogs"
 	"github.com/headroom-sim/headroom/hardware"
 	"github.com/headroom-sim/headroom/sim/steptime"
 )
@@ -195,4 +196,22 @@ func (r rootFS) Open(name string) (fs.File, error) {
 		return r.FS.Open(rest[1:])
 	}
 	return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrNotExist}
+}
+
+// ForCatalog is the built-in measurements (catalogs.Kernels()), their
+// systems resolved to GPUs by gpu (a catalog's GPU method; a function,
+// so that a catalog that changes, the API's, is asked at each load).
+func ForCatalog(gpu func(id string) (*hardware.GPU, error)) *Provider {
+	return &Provider{BuiltIn: catalogs.Kernels(),
+		Resolve: func(sys string) (string, bool) {
+			g, err := gpu(sys)
+			if err != nil {
+				return "", false
+			}
+			return g.ID, true
+		},
+		GPU: func(sys string) (*hardware.GPU, bool) {
+			g, err := gpu(sys)
+			return g, err == nil
+		}}
 }

@@ -86,15 +86,7 @@ func pdSweep(t *testing.T) *plan.SweepResult {
 		files[name] = pdTrace(r)
 		traces = append(traces, name)
 	}
-	kdb := &kerneldb.Provider{BuiltIn: catalogs.Kernels(),
-		Resolve: func(sys string) (string, bool) {
-			g, err := cat.GPU(sys)
-			if err != nil {
-				return "", false
-			}
-			return g.ID, true
-		},
-		GPU: func(sys string) (*hardware.GPU, bool) { g, err := cat.GPU(sys); return g, err == nil }}
+	kdb := kerneldb.ForCatalog(cat.GPU)
 	env := scenario.Env{Catalog: cat,
 		Open: func(name string) (io.ReadCloser, error) {
 			b, ok := files[name]

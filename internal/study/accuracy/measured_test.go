@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/headroom-sim/headroom/catalogs"
-	"github.com/headroom-sim/headroom/hardware"
 	"github.com/headroom-sim/headroom/internal/adapter/kerneldb"
 	"github.com/headroom-sim/headroom/internal/adapter/measured"
 	"github.com/headroom-sim/headroom/internal/study/accuracy"
@@ -75,18 +74,7 @@ var earlierRuns = []string{
 }
 
 func replayOptions(cat *catalogs.Catalog) replay.Options {
-	p := &kerneldb.Provider{BuiltIn: catalogs.Kernels(),
-		Resolve: func(sys string) (string, bool) {
-			g, err := cat.GPU(sys)
-			if err != nil {
-				return "", false
-			}
-			return g.ID, true
-		},
-		GPU: func(sys string) (*hardware.GPU, bool) {
-			g, err := cat.GPU(sys)
-			return g, err == nil
-		}}
+	p := kerneldb.ForCatalog(cat.GPU)
 	return replay.Options{KernelDB: p.Load}
 }
 

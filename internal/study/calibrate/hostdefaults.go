@@ -45,6 +45,9 @@ const (
 	// defaults and scores those as the joint row, keeping host.json and
 	// the start's row of the committed table (HEADROOM_FIT_HOST=families).
 	HostFamiliesOnly = "families"
+	// HostRescore searches nothing: the committed table's rows re-scored
+	// with today's code (RescoreHostTable), host.json kept.
+	HostRescore = "rescore"
 )
 
 // SourcedHost is the host costs' starting point: the fitted coefficients

@@ -12,7 +12,6 @@ import (
 	"testing"
 
 	"github.com/headroom-sim/headroom/catalogs"
-	"github.com/headroom-sim/headroom/hardware"
 	"github.com/headroom-sim/headroom/internal/adapter/kerneldb"
 	"github.com/headroom-sim/headroom/internal/study/calibrate"
 	"github.com/headroom-sim/headroom/internal/study/replay"
@@ -152,16 +151,5 @@ func writeResiduals(t *testing.T) {
 
 // kernels are the built-in kernel tables as the CLI reads them.
 func kernels(cat *catalogs.Catalog) *kerneldb.Provider {
-	return &kerneldb.Provider{BuiltIn: catalogs.Kernels(),
-		Resolve: func(sys string) (string, bool) {
-			g, err := cat.GPU(sys)
-			if err != nil {
-				return "", false
-			}
-			return g.ID, true
-		},
-		GPU: func(sys string) (*hardware.GPU, bool) {
-			g, err := cat.GPU(sys)
-			return g, err == nil
-		}}
+	return kerneldb.ForCatalog(cat.GPU)
 }
