@@ -49,7 +49,8 @@ func TestValidateClosedLoopTable(t *testing.T) {
 		}
 	}
 	// Rows in the table's order, with its measured means; the DP×EP row
-	// keeps batch_size 4 per rank × 4 ranks in flight.
+	// keeps batch_size 4 per rank × 4 ranks in flight, on its tp_size 4
+	// GPUs: four attention ranks of one, the experts over the four.
 	g, dpep := rows[6], rows[0]
 	if g.Run != "2026_03_25_gpt_oss_120b_h200_sxm_vllm_fp4_agg_1024x1024_c4_tp1_0_ep1_0_199" || g.Model != "gpt-oss-120b" ||
 		g.Metrics[0].Measured != 85.73688613250852 || g.Metrics[1].Measured != 6.331747622917966 {
@@ -59,7 +60,7 @@ func TestValidateClosedLoopTable(t *testing.T) {
 		TP, DP int
 		MoETP  int `json:"moe_tp"`
 		MoEEP  int `json:"moe_ep"`
-	}{4, 4, 1, 16}) || dpep.ClosedLoop.Concurrency != 16 || dpep.ClosedLoop.WarmupRequests != 32 || dpep.Requests != 320 {
+	}{1, 4, 1, 4}) || dpep.ClosedLoop.Concurrency != 16 || dpep.ClosedLoop.WarmupRequests != 32 || dpep.Requests != 320 {
 		t.Errorf("DP×EP row %+v %+v %+v", dpep, dpep.Layout, dpep.ClosedLoop)
 	}
 	// Parallel replays give the same figures as one at a time.
@@ -69,14 +70,14 @@ func TestValidateClosedLoopTable(t *testing.T) {
 
 	code, out, _ = runCLI(t, "validate", "--run", exampleSilicon)
 	for _, want := range []string{"silicon_sample.csv (aiconfigurator-silicon): 7 closed-loop runs, 7 simulated\n", "all (bars 20% / 8%)", "gpt-oss-120b on h200 ",
-		"per layout:", "minimax-m2.5               b200  4   4   1×16", "worst 10 runs by TTFT error:", "worst 10 runs by TPOT error:", "TP4 DP4, experts 1×16"} {
+		"per layout:", "minimax-m2.5               b200  1   4   1×4", "worst 10 runs by TTFT error:", "worst 10 runs by TPOT error:", "TP1 DP4, experts 1×4"} {
 		if code != 0 || !strings.Contains(out, want) {
 			t.Errorf("table lacks %q:\n%s", want, out)
 		}
 	}
 	code, out, _ = runCLI(t, "validate", "--run", exampleSilicon, "--output", "markdown")
 	for _, want := range []string{"## Closed-loop runs: silicon_sample.csv\n", "`silicon_sample.csv` (aiconfigurator-silicon): 7 closed-loop runs, 7 simulated.",
-		"### Per model and GPU", "| group | runs | TTFT signed median | TTFT median \\|error\\| |", "| gpt-oss-120b on h200 | 1 | ", "### Per layout", "| minimax-m2.5 | b200 | 4 | 4 | 1×16 | 1 | ", "### The 10 worst runs by TTFT error"} {
+		"### Per model and GPU", "| group | runs | TTFT signed median | TTFT median \\|error\\| |", "| gpt-oss-120b on h200 | 1 | ", "### Per layout", "| minimax-m2.5 | b200 | 1 | 4 | 1×4 | 1 | ", "### The 10 worst runs by TTFT error"} {
 		if code != 0 || !strings.Contains(out, want) {
 			t.Errorf("markdown lacks %q:\n%s", want, out)
 		}

@@ -128,11 +128,42 @@ func ReadSilicon(r io.Reader, name string) (*SiliconTable, error) {
 	return t, nil
 }
 
-// siliconLayout is one engine's layout in a row: tp × attention_dp GPUs
-// (pp stages of them), the experts split moe_tp × moe_ep over them,
-// batch requests in flight per attention-DP rank, workers engines.
+// siliconLayout is one engine's layout in a row: tp × dp GPUs, dp
+// attention ranks of tp (pp stages of them), the experts split
+// moe_tp × moe_ep over them, batch requests in flight per attention-DP
+// rank, workers engines.
 type siliconLayout struct {
 	tp, pp, dp, moeTP, moeEP, batch, workers int
+}
+
+// siliconWorldLayout reads a row that states attention data parallelism
+// as the harness that measured the shared rows launched it: tp_size is
+// the engine's GPUs (the world size, as SGLang's --tp counts it with
+// --enable-dp-attention and as the rows' ids name it, "tp4_ep4"), split
+// into dp attention ranks of tp/dp GPUs each, with the routed experts
+// spread over the same tp_size GPUs. The table's moe_tp × moe_ep counts
+// tp × dp GPUs, dp times more than the engine has; the split is scaled
+// back to tp_size GPUs. The measurements decide it: every such row of
+// the shared table measured the TTFT and TPOT (within 1–4%) of the
+// same GPU's tp_size-GPU expert-parallel row at the same concurrency
+// (batch_size × dp), not those of tp × dp GPUs (docs/steptime.md, "The
+// attention-DP rows of the silicon table").
+func siliconWorldLayout(world, dp, moeTP, moeEP int) (tp, mtp, mep int, reason string) {
+	if world%dp != 0 {
+		return 0, 0, 0, fmt.Sprintf("%d ranks do not divide tp_size %d, the engine's GPUs", dp, world)
+	}
+	tp = world / dp
+	switch {
+	case moeTP*moeEP == world:
+		return tp, moeTP, moeEP, ""
+	case moeTP*moeEP != world*dp:
+		return 0, 0, 0, fmt.Sprintf("moe_tp %d × moe_ep %d is neither tp_size %d nor tp_size × attention_dp_size %d GPUs", moeTP, moeEP, world, world*dp)
+	case moeEP%dp == 0:
+		return tp, moeTP, moeEP / dp, ""
+	case moeTP%dp == 0:
+		return tp, moeTP / dp, moeEP, ""
+	}
+	return 0, 0, 0, fmt.Sprintf("moe_tp %d × moe_ep %d does not split over tp_size %d GPUs", moeTP, moeEP, world)
 }
 
 // siliconReason is why a row is not read: the field and what is wrong
@@ -147,9 +178,11 @@ func (e *siliconReason) Error() string {
 }
 
 // siliconRow reads one row. An aggregated row (mode agg, or none) is one
-// engine: tp_size × attention_dp_size GPUs with the experts split
-// moe_tp_size × moe_ep_size, batch_size requests in flight per attention-DP
-// rank. A disaggregated row (mode disagg) is prefill_num_workers prefill
+// engine: tp_size GPUs, in attention_dp_size data-parallel ranks of
+// tp_size / attention_dp_size GPUs (siliconWorldLayout; a row without
+// attention_dp_size has moe_tp_size × moe_ep_size GPUs, tp_size per
+// rank), the experts split moe_tp_size × moe_ep_size, batch_size requests
+// in flight per attention-DP rank. A disaggregated row (mode disagg) is prefill_num_workers prefill
 // engines and decode_num_workers decode engines, each with its own
 // prefill_* and decode_* layout (Run.Disagg); its users are the
 // silicon_concurrency the row's silicon_data_source states, else
@@ -221,6 +254,11 @@ func siliconRow(rec []string, col map[string]int, name string, line int) (*Run, 
 			// Older rows leave the attention data parallelism out: the
 			// expert split covers every GPU, tp × dp of them.
 			l.dp = max(moeTP*moeEP/l.tp, 1)
+		} else if l.dp > 1 {
+			var reason string
+			if l.tp, moeTP, moeEP, reason = siliconWorldLayout(l.tp, l.dp, moeTP, moeEP); reason != "" {
+				return l, &siliconReason{prefix + "attention_dp_size", reason}
+			}
 		}
 		if moeTP*moeEP != l.tp*l.dp && moeTP*moeEP != 1 {
 			return l, &siliconReason{prefix + "moe_tp_size", fmt.Sprintf("moe_tp %d × moe_ep %d is not tp %d × attention_dp %d GPUs", moeTP, moeEP, l.tp, l.dp)}

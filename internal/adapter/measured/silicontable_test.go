@@ -42,9 +42,11 @@ func TestReadSilicon(t *testing.T) {
 		t.Errorf("row without attention_dp_size: tp %d dp %d moe_tp %d", q.TP, q.DP, q.MoETP)
 	}
 	// batch_size is per attention-DP rank: 64 × 4 users (the table's
-	// silicon_concurrency=256 for this row).
-	if e := runs[2]; e.DP != 4 || e.MoEEP != 16 || !e.ExpertParallel || e.Aggregate.Concurrency != 256 || e.Warmup != 512 || e.Aggregate.Completed != 5120 {
-		t.Errorf("DP × EP row: dp %d moe_ep %d ep %v, %d users, %d warm-up", e.DP, e.MoEEP, e.ExpertParallel, e.Aggregate.Concurrency, e.Warmup)
+	// silicon_concurrency=256 for this row). tp_size 4 is the engine's
+	// GPUs, four ranks of one; the table's moe_ep 16 counts tp × dp GPUs,
+	// read back as the experts over the engine's 4.
+	if e := runs[2]; e.TP != 1 || e.DP != 4 || e.MoETP != 1 || e.MoEEP != 4 || !e.ExpertParallel || e.Aggregate.Concurrency != 256 || e.Warmup != 512 || e.Aggregate.Completed != 5120 {
+		t.Errorf("DP × EP row: tp %d dp %d moe %d×%d ep %v, %d users, %d warm-up", e.TP, e.DP, e.MoETP, e.MoEEP, e.ExpertParallel, e.Aggregate.Concurrency, e.Warmup)
 	}
 	// A row without attention_dp_size states the whole concurrency.
 	if q := runs[1]; q.Aggregate.Concurrency != 8 {
@@ -66,7 +68,9 @@ func TestReadSiliconErrors(t *testing.T) {
 		{"mode", row("x,,vllm,0.19.0,m,h100_sxm,fp8,spec,1024,128,fp8,fp8,8,1,1,1,1,1,10,2"), "mode", `"spec" is not agg or disagg`},
 		{"backend", row("x,,trtllm,1.0,m,h100_sxm,fp8,agg,1024,128,fp8,fp8,8,1,1,1,1,1,10,2"), "backend", `"trtllm": the simulator models vLLM`},
 		{"split", row("x,,vllm,0.19.0,m,h100_sxm,fp8,agg,1024,128,fp8,fp8,8,4,1,1,1,2,10,2"), "moe_tp_size", "is not tp 4 × attention_dp 1 GPUs"},
-		{"too many users", row("x,,vllm,0.19.0,m,h100_sxm,fp8,agg,1024,128,fp8,fp8,1048576,1,1,2,1,2,10,2"), "batch_size", "more than 1048576"},
+		{"too many users", row("x,,vllm,0.19.0,m,h100_sxm,fp8,agg,1024,128,fp8,fp8,1048576,2,1,2,1,4,10,2"), "batch_size", "more than 1048576"},
+		{"ranks", row("x,,vllm,0.19.0,m,h100_sxm,fp8,agg,1024,128,fp8,fp8,8,2,1,4,1,8,10,2"), "attention_dp_size", "4 ranks do not divide tp_size 2, the engine's GPUs"},
+		{"dp split", row("x,,vllm,0.19.0,m,h100_sxm,fp8,agg,1024,128,fp8,fp8,8,4,1,2,1,2,10,2"), "attention_dp_size", "moe_tp 1 × moe_ep 2 is neither tp_size 4 nor tp_size × attention_dp_size 8 GPUs"},
 		{"negative ttft", row("x,,vllm,0.19.0,m,h100_sxm,fp8,agg,1024,128,fp8,fp8,8,1,1,1,1,1,-1,2"), "silicon_ttft_ms", "not a number"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -227,5 +231,31 @@ func TestReadSiliconModes(t *testing.T) {
 	tab, err = ReadSilicon(strings.NewReader(siliconDisaggHead+row), "x.csv")
 	if err != nil || tab.Runs[0].Aggregate.Concurrency != 96 || !hasNote(tab.Runs[0], "decode_batch_size 32 × decode_attention_dp_size 1 × decode_num_workers 3") {
 		t.Errorf("%+v, %v", tab, err)
+	}
+}
+
+// TestSiliconWorldLayout: a row with attention data parallelism is read
+// on tp_size GPUs, its expert split scaled back from tp × dp to them.
+func TestSiliconWorldLayout(t *testing.T) {
+	for _, c := range []struct {
+		world, dp, moeTP, moeEP int
+		tp, mtp, mep            int
+		reason                  string
+	}{
+		{4, 4, 1, 16, 1, 1, 4, ""}, // the shared rows: tp4_ep4
+		{2, 2, 1, 4, 1, 1, 2, ""},  // tp2_ep2
+		{8, 2, 1, 8, 4, 1, 8, ""},  // the split already counts the engine's GPUs
+		{8, 2, 16, 1, 4, 8, 1, ""}, // experts sliced, not spread
+		{8, 2, 2, 8, 4, 2, 4, ""},  // both: the spread is scaled
+		{8, 4, 2, 16, 2, 2, 4, ""}, // 2 × 16 = 32 = 8 × 4
+		{6, 4, 1, 24, 0, 0, 0, "4 ranks do not divide tp_size 6, the engine's GPUs"},
+		{4, 2, 1, 2, 0, 0, 0, "moe_tp 1 × moe_ep 2 is neither tp_size 4 nor tp_size × attention_dp_size 8 GPUs"},
+		{6, 6, 4, 9, 0, 0, 0, "moe_tp 4 × moe_ep 9 does not split over tp_size 6 GPUs"},
+	} {
+		tp, mtp, mep, reason := siliconWorldLayout(c.world, c.dp, c.moeTP, c.moeEP)
+		if tp != c.tp || mtp != c.mtp || mep != c.mep || reason != c.reason {
+			t.Errorf("siliconWorldLayout(%d, %d, %d, %d) = %d, %d×%d, %q; want %d, %d×%d, %q",
+				c.world, c.dp, c.moeTP, c.moeEP, tp, mtp, mep, reason, c.tp, c.mtp, c.mep, c.reason)
+		}
 	}
 }
