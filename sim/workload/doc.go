@@ -21,7 +21,8 @@
 //   - csv, jsonl: generic, with arrival seconds and token counts under a few
 //     common names.
 //   - llmservingsim: the LLMServingSim workload JSONL (arrival_time_ns,
-//     input_toks or input_tok_ids, output_toks).
+//     input_toks or input_tok_ids, output_toks; input_tok_ids hashed per
+//     16-token block for prefix caching).
 //
 // Every trace error is a *ParseError that starts with the name and, where it
 // applies, the 1-based line and the field: `trace.csv:17: field

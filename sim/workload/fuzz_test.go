@@ -47,7 +47,15 @@ func FuzzParseTrace(f *testing.F) {
 		}
 		checkRecords(t, tr.Records)
 		for i, r := range tr.Records {
-			if r.HashIDs != nil && (format != FormatMooncake || len(r.HashIDs) != (r.InputTokens+MooncakeBlockTokens-1)/MooncakeBlockTokens) {
+			want := -1 // no hash ids in this format
+			switch format {
+			case FormatMooncake:
+				want = (r.InputTokens + MooncakeBlockTokens - 1) / MooncakeBlockTokens
+			case FormatLLMServingSim:
+				// The prompt's full blocks of token ids, when it lists them.
+				want = r.InputTokens / LLMServingSimBlockTokens
+			}
+			if r.HashIDs != nil && len(r.HashIDs) != want {
 				t.Fatalf("record %d: %d hash ids for %d tokens (%s)", i, len(r.HashIDs), r.InputTokens, format)
 			}
 		}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"io"
 	"strings"
 )
@@ -211,8 +212,36 @@ func (o jsonObject) llmServingSim() (rawRecord, error) {
 	if rec.in, err = o.countOrIDs("input_toks", "input_tok_ids"); err != nil {
 		return rec, err
 	}
+	if ids, ok, _ := o.ids("input_tok_ids"); ok {
+		// The prompt's content, for prefix caching: requests that share
+		// leading blocks of token ids share that prefix.
+		rec.hashIDs = HashTokenBlocks(ids, LLMServingSimBlockTokens)
+	}
 	rec.out, err = o.countOrIDs("output_toks", "output_tok_ids")
 	return rec, err
+}
+
+// HashTokenBlocks hashes each full block of token ids (FNV-1a over every
+// id's eight little-endian bytes, halved to stay positive): one id per
+// block, for TraceRecord.HashIDs; nil without a full block. A last
+// partial block has none.
+func HashTokenBlocks(ids []int64, block int) []int64 {
+	if block <= 0 || len(ids) < block {
+		return nil
+	}
+	out := make([]int64, 0, len(ids)/block)
+	for i := 0; i+block <= len(ids); i += block {
+		h := fnv.New64a()
+		var b [8]byte
+		for _, id := range ids[i : i+block] {
+			for k := range b {
+				b[k] = byte(id >> (8 * k))
+			}
+			h.Write(b[:])
+		}
+		out = append(out, int64(h.Sum64()>>1))
+	}
+	return out
 }
 
 // countOrIDs reads a token count from countKey or, when absent, as the

@@ -55,6 +55,24 @@ const (
 // MooncakeBlockTokens is the prompt block size of Mooncake hash_ids.
 const MooncakeBlockTokens = 512
 
+// LLMServingSimBlockTokens is the block size an LLMServingSim workload's
+// input_tok_ids are hashed in (HashTokenBlocks): vLLM's default KV block,
+// so that a shared prefix is seen to the block the engine can reuse.
+const LLMServingSimBlockTokens = 16
+
+// TraceHashTokens is the tokens each TraceRecord.HashIDs entry of format
+// covers: MooncakeBlockTokens, LLMServingSimBlockTokens, 0 for a format
+// without prompt content.
+func TraceHashTokens(format string) int {
+	switch format {
+	case FormatMooncake:
+		return MooncakeBlockTokens
+	case FormatLLMServingSim:
+		return LLMServingSimBlockTokens
+	}
+	return 0
+}
+
 // maxAbsTimestamp bounds raw timestamps (in seconds; 1e15 s is 30 million
 // years), so that differences stay finite.
 const maxAbsTimestamp = 1e15
@@ -72,9 +90,11 @@ type TraceRecord struct {
 	ArrivalS     float64 `json:"arrival_s"`
 	InputTokens  int     `json:"input_tokens"`  // >= 1
 	OutputTokens int     `json:"output_tokens"` // >= 1
-	// HashIDs (mooncake only, nil otherwise) has one id per
-	// MooncakeBlockTokens-token block of the prompt; requests that share
-	// their leading ids share that prefix.
+	// HashIDs (mooncake and llmservingsim, nil otherwise) has one id per
+	// TraceHashTokens(format)-token block of the prompt (Mooncake's
+	// hash_ids; an LLMServingSim line's input_tok_ids hashed by
+	// HashTokenBlocks); requests that share their leading ids share that
+	// prefix.
 	HashIDs []int64 `json:"hash_ids,omitempty"`
 	// Stage labels the record (e.g. the benchmark of a multi-benchmark
 	// run) so results can be reported per label; 0 by default.
@@ -99,25 +119,28 @@ func ParseTrace(r io.Reader, format, name string) ([]TraceRecord, error) {
 	return t.Records, err
 }
 
+// ParseTraceInOrder is ParseTrace with the records in the file's order,
+// not sorted by arrival: for a reader that pairs them with another file
+// line by line (an LLMServingSim run's requests.jsonl and its workload).
+// ArrivalS is from the earliest arrival (>= 0).
+func ParseTraceInOrder(r io.Reader, format, name string) ([]TraceRecord, error) {
+	raws, _, err := parseRaw(r, format, name)
+	if err != nil {
+		return nil, err
+	}
+	if len(raws) == 0 {
+		return nil, &ParseError{Name: name, Err: ErrEmptyTrace}
+	}
+	t0 := raws[0].t
+	for _, r := range raws {
+		t0 = math.Min(t0, r.t)
+	}
+	return records(raws, t0), nil
+}
+
 // ParseTraceDetailed is ParseTrace that also reports skipped rows.
 func ParseTraceDetailed(r io.Reader, format, name string) (Trace, error) {
-	var (
-		raws    []rawRecord
-		skipped int
-		err     error
-	)
-	switch format {
-	case FormatAzure:
-		raws, err = parseAzure(r, name)
-	case FormatBurstGPT:
-		raws, skipped, err = parseBurstGPT(r, name)
-	case FormatCSV:
-		raws, err = parseGenericCSV(r, name)
-	case FormatMooncake, FormatJSONL, FormatLLMServingSim:
-		raws, err = parseJSONL(r, format, name)
-	default:
-		return Trace{}, &ParseError{Name: name, Err: fmt.Errorf("%w %q (want one of %s)", ErrUnknownFormat, format, strings.Join(TraceFormats(), ", "))}
-	}
+	raws, skipped, err := parseRaw(r, format, name)
 	if err != nil {
 		return Trace{}, err
 	}
@@ -129,6 +152,24 @@ func ParseTraceDetailed(r io.Reader, format, name string) (Trace, error) {
 		return Trace{SkippedFailed: skipped}, e
 	}
 	return Trace{Records: finish(raws), SkippedFailed: skipped}, nil
+}
+
+// parseRaw reads the records of format in the file's order, with the
+// rows the format marks as failed and skipped.
+func parseRaw(r io.Reader, format, name string) (raws []rawRecord, skipped int, err error) {
+	switch format {
+	case FormatAzure:
+		raws, err = parseAzure(r, name)
+	case FormatBurstGPT:
+		raws, skipped, err = parseBurstGPT(r, name)
+	case FormatCSV:
+		raws, err = parseGenericCSV(r, name)
+	case FormatMooncake, FormatJSONL, FormatLLMServingSim:
+		raws, err = parseJSONL(r, format, name)
+	default:
+		err = &ParseError{Name: name, Err: fmt.Errorf("%w %q (want one of %s)", ErrUnknownFormat, format, strings.Join(TraceFormats(), ", "))}
+	}
+	return raws, skipped, err
 }
 
 // rawRecord is a record before sorting, with its time in seconds from an
@@ -143,7 +184,11 @@ type rawRecord struct {
 // first.
 func finish(raws []rawRecord) []TraceRecord {
 	sort.SliceStable(raws, func(i, j int) bool { return raws[i].t < raws[j].t })
-	t0 := raws[0].t
+	return records(raws, raws[0].t)
+}
+
+// records converts raws, in their order, with times from t0.
+func records(raws []rawRecord, t0 float64) []TraceRecord {
 	out := make([]TraceRecord, len(raws))
 	for i, r := range raws {
 		out[i] = TraceRecord{ArrivalS: r.t - t0, InputTokens: r.in, OutputTokens: r.out, HashIDs: r.hashIDs}

@@ -99,7 +99,9 @@ func TestParseTraceValues(t *testing.T) {
 		{"azure_conv.csv", FormatAzure, 1, TraceRecord{ArrivalS: 4.314579, InputTokens: 396, OutputTokens: 109}},
 		{"mooncake_conversation.jsonl", FormatMooncake, 3, TraceRecord{ArrivalS: 0, InputTokens: 2290, OutputTokens: 316, HashIDs: []int64{0, 42, 43, 44, 45}}},
 		// arrival_time_ns 347938951 - 46926808
-		{"llmservingsim_workload.jsonl", FormatLLMServingSim, 1, TraceRecord{ArrivalS: 0.301012143, InputTokens: 1034, OutputTokens: 769}},
+		// 1034 prompt token ids: 64 full 16-token blocks hashed.
+		{"llmservingsim_workload.jsonl", FormatLLMServingSim, 1, TraceRecord{ArrivalS: 0.301012143, InputTokens: 1034, OutputTokens: 769,
+			HashIDs: HashTokenBlocks(fixtureTokenIDs(t, "llmservingsim_workload.jsonl", 1), LLMServingSimBlockTokens)}},
 		{"burstgpt.csv", FormatBurstGPT, 1, TraceRecord{ArrivalS: 113, InputTokens: 417, OutputTokens: 276}},
 		// unsorted input: 0.25 (b), 0.25 (e) keep their order, then 0.5, 1.0
 		{"generic.csv", FormatCSV, 0, TraceRecord{ArrivalS: 0, InputTokens: 256, OutputTokens: 32}},
@@ -307,5 +309,78 @@ func TestParseAzureTime(t *testing.T) {
 				t.Fatalf("parseAzureTime = %d, %d, %q; want %d, %d, ok %v", sec, nsec, reason, tt.sec, tt.nsec, tt.ok)
 			}
 		})
+	}
+}
+
+// fixtureTokenIDs is the input_tok_ids of line i (0-based) of a fixture.
+func fixtureTokenIDs(t *testing.T, file string, i int) []int64 {
+	t.Helper()
+	lines := bytes.Split(readFixture(t, file), []byte("\n"))
+	var v struct {
+		IDs []int64 `json:"input_tok_ids"`
+	}
+	if err := json.Unmarshal(lines[i], &v); err != nil || len(v.IDs) == 0 {
+		t.Fatalf("%s line %d: %v (%d ids)", file, i+1, err, len(v.IDs))
+	}
+	return v.IDs
+}
+
+// TestHashTokenBlocks: FNV-1a over each full block's ids (eight
+// little-endian bytes each), halved; values computed independently.
+func TestHashTokenBlocks(t *testing.T) {
+	seq := func(a, b int64) []int64 {
+		var s []int64
+		for i := a; i < b; i++ {
+			s = append(s, i)
+		}
+		return s
+	}
+	sevens := make([]int64, 16)
+	for i := range sevens {
+		sevens[i] = 7
+	}
+	for _, c := range []struct {
+		name  string
+		ids   []int64
+		block int
+		want  []int64
+	}{
+		{"one block", seq(0, 16), 16, []int64{2285855913485205394}},
+		{"two blocks and a partial one", seq(0, 40), 16, []int64{2285855913485205394, 1289136698041403282}},
+		{"repeated ids", sevens, 16, []int64{6100347598197914898}},
+		{"block of two", []int64{1, 2}, 2, []int64{4290747377652101171}},
+		{"no full block", seq(0, 15), 16, nil},
+		{"no block size", seq(0, 16), 0, nil},
+	} {
+		if got := HashTokenBlocks(c.ids, c.block); !slices.Equal(got, c.want) {
+			t.Errorf("%s: %v, want %v", c.name, got, c.want)
+		}
+	}
+	// The same content at two places of a prompt hashes alike (the
+	// simulator chains the blocks into prefix hashes itself).
+	ids := append(seq(0, 16), seq(0, 16)...)
+	if h := HashTokenBlocks(ids, 16); len(h) != 2 || h[0] != h[1] {
+		t.Errorf("repeated block: %v", h)
+	}
+}
+
+// TestParseTraceInOrder keeps the file's order, times from the earliest.
+func TestParseTraceInOrder(t *testing.T) {
+	in := "arrival_s,input_tokens,output_tokens\n1.0,10,1\n0.5,20,2\n2.0,30,3\n"
+	recs, err := ParseTraceInOrder(strings.NewReader(in), FormatCSV, "t.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []TraceRecord{{ArrivalS: 0.5, InputTokens: 10, OutputTokens: 1}, {ArrivalS: 0, InputTokens: 20, OutputTokens: 2}, {ArrivalS: 1.5, InputTokens: 30, OutputTokens: 3}}
+	if !slices.EqualFunc(recs, want, func(a, b TraceRecord) bool {
+		return a.ArrivalS == b.ArrivalS && a.InputTokens == b.InputTokens && a.OutputTokens == b.OutputTokens
+	}) {
+		t.Errorf("%+v, want %+v", recs, want)
+	}
+	if _, err := ParseTraceInOrder(strings.NewReader("arrival_s,input_tokens,output_tokens\n"), FormatCSV, "e.csv"); !errors.Is(err, ErrEmptyTrace) {
+		t.Errorf("empty: %v", err)
+	}
+	if _, err := ParseTraceInOrder(strings.NewReader(in), "nope", "t.csv"); !errors.Is(err, ErrUnknownFormat) {
+		t.Errorf("unknown format: %v", err)
 	}
 }

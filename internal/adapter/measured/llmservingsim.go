@@ -4,11 +4,12 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
-	"hash/fnv"
 	"io"
 	"io/fs"
 	"path"
 	"strings"
+
+	"github.com/headroom-sim/headroom/sim/workload"
 )
 
 // llmsMeta is the part of LLMServingSim's bench meta.json Headroom uses.
@@ -63,7 +64,7 @@ type llmsRequest struct {
 // llmsTokenBlock is the block size used to hash the prompt token ids of an
 // LLMServingSim workload (vLLM's default KV block size, so shared prefixes
 // map onto shared blocks exactly).
-const llmsTokenBlock = 16
+const llmsTokenBlock = workload.LLMServingSimBlockTokens
 
 // IsLLMServingSimDir reports whether dir is an LLMServingSim bench run:
 // meta.json and requests.jsonl in it, or in its vllm/ folder (the layout
@@ -217,42 +218,22 @@ func readLLMSRequests(r io.Reader, name string) ([]Request, error) {
 	return out, nil
 }
 
-// attachTokenHashes reads the workload's prompt token ids (one JSON line
-// per request, in request order) and stores a hash per 16-token block.
+// attachTokenHashes reads the run's workload file (LLMServingSim's
+// workload JSONL, one line per request in request order, read as
+// `simulate` reads it: workload.ParseTraceInOrder) and gives each
+// request whose prompt length agrees the workload's hashes of its prompt
+// token ids, one per llmsTokenBlock tokens.
 func attachTokenHashes(r io.Reader, name string, run *Run) error {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 1<<20), 256<<20)
-	i := 0
-	for sc.Scan() && i < len(run.Requests) {
-		var w struct {
-			IDs []int64 `json:"input_tok_ids"`
-		}
-		if err := json.Unmarshal(sc.Bytes(), &w); err != nil {
-			return fmt.Errorf("%s:%d: %w", name, i+1, err)
-		}
-		if len(w.IDs) == run.Requests[i].InputTokens {
-			run.Requests[i].HashIDs = hashBlocks(w.IDs, llmsTokenBlock)
-		}
-		i++
+	recs, err := workload.ParseTraceInOrder(r, workload.FormatLLMServingSim, name)
+	if err != nil {
+		return err
 	}
-	return sc.Err()
-}
-
-// hashBlocks hashes each full block of ids (FNV-1a over the token ids).
-func hashBlocks(ids []int64, block int) []int64 {
-	out := make([]int64, 0, len(ids)/block)
-	for i := 0; i+block <= len(ids); i += block {
-		h := fnv.New64a()
-		var b [8]byte
-		for _, id := range ids[i : i+block] {
-			for k := range b {
-				b[k] = byte(id >> (8 * k))
-			}
-			h.Write(b[:])
+	for i := range min(len(recs), len(run.Requests)) {
+		if recs[i].InputTokens == run.Requests[i].InputTokens && recs[i].HashIDs != nil {
+			run.Requests[i].HashIDs = recs[i].HashIDs
 		}
-		out = append(out, int64(h.Sum64()>>1))
 	}
-	return out
+	return nil
 }
 
 func readJSON(fsys fs.FS, name string, v any) error {

@@ -159,7 +159,8 @@ func TestLoadLLMServingSimFiles(t *testing.T) {
 		for i := range s {
 			s[i] = "7"
 		}
-		return `{"input_tok_ids": [` + strings.Join(s, ",") + `]}` + "\n"
+		// A line of LLMServingSim's workload JSONL, as simulate reads it.
+		return `{"output_toks": 4, "arrival_time_ns": 0, "input_tok_ids": [` + strings.Join(s, ",") + `]}` + "\n"
 	}
 	t.Run("minimal", func(t *testing.T) {
 		run, err := LoadLLMServingSim(llmsFS(`{"model": "m"}`, llmsLine+strings.Replace(llmsLine, "100.5", "101", 1), nil), "runs/r")

@@ -356,6 +356,7 @@ func (s *Scenario) resolveWorkload(env Env) (sim.Workload, error) {
 			return w, err
 		}
 		w.Trace = t.Apply(recs)
+		w.TraceHashTokens = workload.TraceHashTokens(t.Format)
 		if w.Requests > 0 && w.Requests < len(w.Trace) {
 			w.Trace = w.Trace[:w.Requests]
 		}

@@ -1,13 +1,17 @@
 package scenario_test
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -212,6 +216,41 @@ func TestResolveFiles(t *testing.T) {
 		tr := res.Config.Workload.Trace
 		if len(tr) != 3 || tr[1].ArrivalS != 0.25 || tr[2].InputTokens != 300 || tr[2].OutputTokens != 30 {
 			t.Errorf("trace %+v: want the first 3 records at twice the speed", tr)
+		}
+	})
+	t.Run("llmservingsim trace keeps its prompts' shared blocks", func(t *testing.T) {
+		// Three prompts: the first two share their first 32 token ids (two
+		// 16-token blocks), the third shares nothing.
+		line := func(at, first int) string {
+			ids := make([]string, 40)
+			for i := range ids {
+				v := i
+				if i >= 32 || first != 0 {
+					v = first + 1000*at + i
+				}
+				ids[i] = strconv.Itoa(v)
+			}
+			return fmt.Sprintf(`{"arrival_time_ns": %d, "output_toks": 4, "input_tok_ids": [%s]}`, at*200_000_000, strings.Join(ids, ",")) + "\n"
+		}
+		fsys := fstest.MapFS{"w.jsonl": {Data: []byte(line(0, 0) + line(1, 0) + line(2, 7))}}
+		s := scenario.Default()
+		s.Workload = workload.Spec{Trace: &workload.TraceSpec{File: "w.jsonl", Format: "llmservingsim"}}
+		res, err := s.Resolve(scenario.Env{Catalog: builtin(t), Open: opener(fsys)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		w := res.Config.Workload
+		tr := w.Trace
+		if len(tr) != 3 || w.TraceHashTokens != 16 || len(tr[0].HashIDs) != 2 || !slices.Equal(tr[0].HashIDs, tr[1].HashIDs) || tr[2].HashIDs[0] == tr[0].HashIDs[0] {
+			t.Fatalf("trace %+v, %d tokens a hash", tr, w.TraceHashTokens)
+		}
+		rep, err := sim.Run(context.Background(), res.Config)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The second prompt finds the first's 32 tokens cached (of 120).
+		if rep.PrefixCacheHitRatio <= 0 {
+			t.Errorf("prefix-cache hit ratio %v: the shared blocks were not reused", rep.PrefixCacheHitRatio)
 		}
 	})
 	t.Run("empirical lengths", func(t *testing.T) {
