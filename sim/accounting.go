@@ -24,7 +24,7 @@ func (s *Simulator) unfinished() []*request {
 			left = append(left, r)
 		}
 	}
-	for _, rp := range s.replicas {
+	for _, rp := range s.ranks {
 		for i := 0; i < rp.waiting.len(); i++ {
 			keep(rp.waiting.at(i))
 		}

@@ -19,7 +19,7 @@ import (
 func checkConservation(t *testing.T, s *Simulator, issued []int64, ended map[int64]bool, rep *Report) {
 	t.Helper()
 	left := map[int64]int{}
-	for _, rp := range s.replicas {
+	for _, rp := range s.ranks {
 		for i := 0; i < rp.waiting.len(); i++ {
 			left[rp.waiting.at(i).serial]++
 		}

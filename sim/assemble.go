@@ -32,7 +32,7 @@ func (s *Simulator) report() *Report {
 		r.CoStartedRatio = round(float64(m.all.coStarted)/float64(m.all.completed), 4)
 	}
 	var kv kvTotals
-	for _, rp := range s.replicas {
+	for _, rp := range s.ranks {
 		rp.noteUsage(s.now)
 		r.Preemptions += rp.preemptions
 		r.Simulation.Steps += rp.steps
@@ -91,7 +91,7 @@ type kvTotals struct {
 	area, peak    float64 // ∫ usage dt (usage·ns) and peak usage
 }
 
-func (k *kvTotals) add(rp *replica) {
+func (k *kvTotals) add(rp *rank) {
 	k.hits += rp.kv.hitTokens
 	k.queries += rp.kv.queryTokens
 	k.area += rp.usageArea

@@ -257,7 +257,7 @@ func (a *autoscaler) count() (serving, starting, draining int) {
 // becoming ready.
 func (a *autoscaler) handle(e *event) {
 	if e.kind == evReady {
-		i := int(e.replica)
+		i := int(e.target)
 		if a.state[i] == slotStarting && a.gen[i] == e.client {
 			a.fresh(i)
 			a.set(e.t, i, slotServing)
@@ -364,7 +364,7 @@ func (a *autoscaler) scaleUp(t Time, n int) {
 			a.set(t, i, slotServing)
 			continue
 		}
-		a.s.push(event{t: t + a.delay, kind: evReady, replica: int32(i), client: a.gen[i]})
+		a.s.push(event{t: t + a.delay, kind: evReady, target: int32(i), client: a.gen[i]})
 	}
 }
 
@@ -428,7 +428,7 @@ func sameCounts(a, b ReplicaCount) bool {
 // figures average over.
 func (s *Simulator) servedRanks() int {
 	if s.as == nil {
-		return len(s.replicas)
+		return len(s.ranks)
 	}
 	used := map[int]bool{}
 	for _, c := range s.as.changes {
@@ -452,7 +452,7 @@ func (a *autoscaler) report() *AutoscaleReport {
 		d, _ := toClock(st.DurationS, float64(nsPerSecond))
 		end += d
 	}
-	for _, rp := range s.replicas {
+	for _, rp := range s.ranks {
 		end = max(end, rp.lastEnd)
 	}
 	rep := &AutoscaleReport{Metric: c.Metric, Target: c.Target, MinReplicas: c.MinReplicas, MaxReplicas: c.MaxReplicas,

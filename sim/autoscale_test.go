@@ -237,7 +237,7 @@ func TestAutoscaleInvariants(t *testing.T) {
 				}
 				ended[r.serial] = ok
 			}
-			s.onStep = func(rp *replica, now Time) {
+			s.onStep = func(rp *rank, now Time) {
 				if st := s.as.state[rp.inst.id]; st != slotServing && st != slotDraining {
 					t.Fatalf("t=%d: replica slot %d in state %d runs a step", now, rp.inst.id, st)
 				}

@@ -75,11 +75,11 @@ func TestDisaggInvariantsOnRandomWorkloads(t *testing.T) {
 			ended := map[int64]int{}
 			s.pd.onHandOff = func(r *request) {
 				handoffs[r.serial]++
-				if r.replica < decodeRanks {
-					t.Fatalf("request %d handed off from decode rank %d", r.serial, r.replica)
+				if r.place < decodeRanks {
+					t.Fatalf("request %d handed off from decode rank %d", r.serial, r.place)
 				}
 			}
-			s.onStep = func(rp *replica, now Time) {
+			s.onStep = func(rp *rank, now Time) {
 				kv := rp.kv
 				if ref := kv.referenced(); ref+kv.numFree != kv.total {
 					t.Fatalf("t=%d: rank %d: referenced %d + free %d != total %d", now, rp.id, ref, kv.numFree, kv.total)
@@ -101,8 +101,8 @@ func TestDisaggInvariantsOnRandomWorkloads(t *testing.T) {
 				if handoffs[r.serial] != 1 {
 					t.Fatalf("request %d completed after %d prefill hand-offs", r.serial, handoffs[r.serial])
 				}
-				if r.replica >= decodeRanks {
-					t.Fatalf("request %d completed on prefill rank %d", r.serial, r.replica)
+				if r.place >= decodeRanks {
+					t.Fatalf("request %d completed on prefill rank %d", r.serial, r.place)
 				}
 				ps := r.pd
 				if !(r.sent <= r.arrival && r.arrival <= r.scheduled && r.scheduled <= ps.prefillEnd &&
@@ -135,7 +135,7 @@ func TestDisaggInvariantsOnRandomWorkloads(t *testing.T) {
 				}
 			}
 			// Blocks freed on both sides, nothing left anywhere.
-			for _, rp := range s.replicas {
+			for _, rp := range s.ranks {
 				rs := &s.pd.rank[rp.id]
 				if rp.kv.numFree != rp.kv.total || rp.kv.referenced() != 0 || len(rp.running) != 0 || rp.waiting.len() != 0 ||
 					rs.pending.len() != 0 || rs.awaiting != 0 || rp.swapUsed != 0 {

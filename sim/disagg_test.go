@@ -81,7 +81,7 @@ func TestDisaggOneRequestPullTransferTime(t *testing.T) {
 	}
 	// The prefill held its 7 blocks until the read ended; both pools end
 	// with every block free.
-	for _, rp := range s.replicas {
+	for _, rp := range s.ranks {
 		if rp.kv.numFree != rp.kv.total || rp.kv.referenced() != 0 {
 			t.Errorf("replica %d ends with %d of %d blocks free", rp.id, rp.kv.numFree, rp.kv.total)
 		}
@@ -157,7 +157,7 @@ func TestDisaggDecodeOutOfBlocksWaits(t *testing.T) {
 	if rep.KVCache.NumGPUBlocks != 9 || rep.KVCache.PeakUsageRatio != 0.8889 {
 		t.Errorf("decode kv_cache %+v, want 9 blocks, 8 used at the peak", rep.KVCache)
 	}
-	for _, rp := range s.replicas {
+	for _, rp := range s.ranks {
 		if rp.kv.numFree != rp.kv.total {
 			t.Errorf("replica %d ends with %d of %d blocks free", rp.id, rp.kv.numFree, rp.kv.total)
 		}
@@ -180,7 +180,7 @@ func TestDisaggRejectsWhatAPoolCannotHold(t *testing.T) {
 	if rep.Requests.RejectedReasons["exceeds_kv_cache"] != 2 {
 		t.Errorf("rejections %v, want 2 exceeds_kv_cache", rep.Requests.RejectedReasons)
 	}
-	for _, rp := range s.replicas {
+	for _, rp := range s.ranks {
 		if rp.kv.numFree != rp.kv.total {
 			t.Errorf("replica %d ends with %d of %d blocks free", rp.id, rp.kv.numFree, rp.kv.total)
 		}

@@ -1,6 +1,7 @@
 // Package sim is Headroom's discrete-event simulator of vLLM-style LLM
-// serving: replicas behind a router (or a prefill and a decode pool,
-// disaggregated), each an engine with a paged KV cache
+// serving: replicas (serving instances, each an API server in front of
+// its data-parallel engine ranks) behind a router (or a prefill and a
+// decode pool, disaggregated), each rank an engine with a paged KV cache
 // (prefix caching with block hashes, reference counts and LRU eviction), a
 // vLLM V1 scheduler (running requests first, chunked prefill under a token
 // budget, preemption by recompute or swap) or the older prefill-first V0
@@ -20,7 +21,7 @@
 // queue), simulate.go (the event loop, routing, step start and end),
 // driver.go (clients and arrivals), instance.go (one serving endpoint: an
 // API server in front of its data-parallel engine ranks), frontend.go
-// (that API server's event loop: requests in, tokens out), replica.go (one
+// (that API server's event loop: requests in, tokens out), rank.go (one
 // engine rank and its V1/V0 scheduler), waitqueue.go (its waiting queue, a
 // backlog parked as compact records), kvcache.go and blockindex.go (blocks
 // and prefix cache), request.go (and the pool finished requests' structs

@@ -12,22 +12,25 @@ const (
 	evTokenize                  // an API server's tokenizer batch reaches its deadline (frontend.go)
 	evEngine                    // a request reaches its engine rank (after the API server)
 	evPD                        // a step of a request's trip through disaggregated pools (pdpool.go)
-	evStepEnd                   // a replica's step completes
+	evStepEnd                   // a rank's step (or a lock-stepped instance's) completes
 	evStage                     // a stage of a staged load begins
-	evKick                      // a replica should try to schedule
+	evKick                      // a rank (or lock-stepped instance) should try to schedule
 	evTick                      // time-series sample at a whole second
 	evScale                     // the autoscaler evaluates its policy (autoscale.go)
-	evReady                     // a replica the autoscaler started takes requests
+	evReady                     // an instance the autoscaler started takes requests
 )
 
 type event struct {
-	t       Time
-	kind    eventKind
-	seq     uint64
-	replica int32
-	client  int32
-	req     *request
-	sess    *session
+	t    Time
+	kind eventKind
+	seq  uint64
+	// target is what the event is for: the rank (evStepEnd, evKick), or
+	// -1 − the instance of a lock-stepped group; the instance (evEngine,
+	// evTokenize, evPD, evReady).
+	target int32
+	client int32
+	req    *request
+	sess   *session
 }
 
 func (a *event) less(b *event) bool {

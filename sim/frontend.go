@@ -103,7 +103,7 @@ func (s *Simulator) admit(in *instance, t Time, r *request, then admitted) {
 	if !b.open {
 		b.open, b.gen = true, b.gen+1
 		b.deadline = max(at, f.tokenFree) + window
-		s.push(event{t: b.deadline, kind: evTokenize, replica: in.id, client: b.gen})
+		s.push(event{t: b.deadline, kind: evTokenize, target: in.id, client: b.gen})
 	}
 	b.members = append(b.members, tokMember{r, then})
 	b.longest = max(b.longest, r.input)
@@ -148,9 +148,9 @@ func (s *Simulator) handOn(in *instance, r *request, at Time, then admitted) {
 		// instance, its queue the request.
 		r.arrival = at
 		in.toEngine.pushBack(r)
-		s.push(event{t: at, kind: evEngine, replica: in.id})
+		s.push(event{t: at, kind: evEngine, target: in.id})
 	case toPrefillPool:
-		s.push(event{t: at, kind: evPD, client: pdPrefillEngine, replica: in.id, req: r})
+		s.push(event{t: at, kind: evPD, client: pdPrefillEngine, target: in.id, req: r})
 	case toDecodePool:
 		s.push(event{t: at, kind: evPD, client: pdDecodeEngine, req: r})
 	}

@@ -31,7 +31,7 @@ func drain(s *Simulator) {
 	for s.q.len() > 0 {
 		e := s.q.pop()
 		if e.kind == evTokenize {
-			s.tokenizerDeadline(s.insts[e.replica], e.client, e.t)
+			s.tokenizerDeadline(s.insts[e.target], e.client, e.t)
 		}
 	}
 }

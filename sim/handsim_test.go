@@ -114,7 +114,7 @@ type handLog struct {
 
 // batchString writes a replica's scheduled step as handStep.batch does
 // ("serial:d+k" for a decode verifying k drafts).
-func batchString(rp *replica) string {
+func batchString(rp *rank) string {
 	parts := make([]string, len(rp.sched))
 	for i, sc := range rp.sched {
 		switch {
@@ -138,15 +138,15 @@ func newHandSim(t *testing.T, cfg Config) (*Simulator, *handLog) {
 		t.Fatal(err)
 	}
 	log := &handLog{ends: map[int64]handEnd{}}
-	s.stepTime = func(*replica) float64 { return float64(tick) / 1e9 }
-	s.onStep = func(rp *replica, now Time) {
+	s.stepTime = func(*rank) float64 { return float64(tick) / 1e9 }
+	s.onStep = func(rp *rank, now Time) {
 		log.steps = append(log.steps, handStep{at: now, replica: rp.id, batch: batchString(rp)})
 	}
 	s.onEnd = func(r *request, now Time, ok bool) {
 		if _, dup := log.ends[r.serial]; dup {
 			t.Errorf("request %d ended twice", r.serial)
 		}
-		log.ends[r.serial] = handEnd{at: now, firstToken: r.firstToken, ok: ok, replica: r.replica, hitTokens: int(r.hitTokens), preemptions: r.preemptions}
+		log.ends[r.serial] = handEnd{at: now, firstToken: r.firstToken, ok: ok, replica: r.place, hitTokens: int(r.hitTokens), preemptions: r.preemptions}
 	}
 	s.onIssue = func(r *request) { log.issued = append(log.issued, r.serial) }
 	return s, log

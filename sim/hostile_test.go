@@ -112,7 +112,7 @@ func TestKVCacheGrowsAsUsed(t *testing.T) {
 	if rep.Requests.Completed != 20 {
 		t.Fatalf("completed %d of 20", rep.Requests.Completed)
 	}
-	if n := cap(s.replicas[0].kv.blocks); n > 1<<16 {
+	if n := cap(s.ranks[0].kv.blocks); n > 1<<16 {
 		t.Errorf("the cache holds room for %d block records after 20 short requests", n)
 	}
 }

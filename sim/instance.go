@@ -14,7 +14,7 @@ import (
 // slowest rank, and a rank without work runs a dummy batch.
 type instance struct {
 	id       int32
-	ranks    []*replica
+	ranks    []*rank
 	lockstep bool
 	front    frontend
 
@@ -54,7 +54,7 @@ func (in *instance) kvUsage() float64 {
 
 // pickRank is vLLM's data-parallel balancer: the rank with the fewest
 // 4 × waiting + running requests (DPLBAsyncMPClient), lowest index first.
-func (in *instance) pickRank() *replica {
+func (in *instance) pickRank() *rank {
 	best, bestScore := in.ranks[0], math.MaxInt
 	for _, rp := range in.ranks {
 		if sc := 4*rp.waiting.len() + len(rp.running); sc < bestScore {
@@ -70,7 +70,7 @@ func (s *Simulator) kickGroup(in *instance, t Time) {
 		return
 	}
 	in.kickSent = true
-	s.push(event{t: t, kind: evKick, replica: -1 - in.id})
+	s.push(event{t: t, kind: evKick, target: -1 - in.id})
 }
 
 // tryStartGroup starts one lock-stepped step on every rank of in: each
@@ -137,7 +137,7 @@ func (s *Simulator) tryStartGroup(in *instance, t Time) {
 			rp.stepStart = t
 		}
 	}
-	s.push(event{t: end, kind: evStepEnd, replica: -1 - in.id})
+	s.push(event{t: end, kind: evStepEnd, target: -1 - in.id})
 }
 
 // groupStepEnd applies a finished lock-stepped step on every rank.

@@ -120,7 +120,7 @@ func TestInvariantsOnRandomWorkloads(t *testing.T) {
 // checkInvariants runs cfg and checks at every step and at the end that
 // blocks, budget, seats and requests are conserved; step, if set, checks
 // more at every step.
-func checkInvariants(t *testing.T, cfg Config, step func(rp *replica, now Time)) {
+func checkInvariants(t *testing.T, cfg Config, step func(rp *rank, now Time)) {
 	t.Helper()
 	s, err := newSimulator(&cfg)
 	if err != nil {
@@ -130,7 +130,7 @@ func checkInvariants(t *testing.T, cfg Config, step func(rp *replica, now Time))
 	endedOK := map[int64]bool{}
 	var issued []int64
 	s.onIssue = func(r *request) { issued = append(issued, r.serial) }
-	s.onStep = func(rp *replica, now Time) {
+	s.onStep = func(rp *rank, now Time) {
 		kv := rp.kv
 		if ref := kv.referenced(); ref+kv.numFree != kv.total {
 			t.Fatalf("t=%d: referenced %d + free %d != total %d", now, ref, kv.numFree, kv.total)
@@ -185,7 +185,7 @@ func checkInvariants(t *testing.T, cfg Config, step func(rp *replica, now Time))
 	if rep.Requests.Completed+rep.Requests.Rejected != s.d.created {
 		t.Fatalf("report counts %d + %d, created %d", rep.Requests.Completed, rep.Requests.Rejected, s.d.created)
 	}
-	for _, rp := range s.replicas {
+	for _, rp := range s.ranks {
 		if rp.swapUsed != 0 {
 			t.Fatalf("replica %d ends with %d blocks in swap space", rp.id, rp.swapUsed)
 		}

@@ -54,7 +54,7 @@ func (pd *disagg) linkTime(bytes float64) Time {
 
 // reserve books both ranks' links for a transfer of dur that may start at
 // t and returns when it does.
-func (pd *disagg) reserve(a, b *replica, t, dur Time) Time {
+func (pd *disagg) reserve(a, b *rank, t, dur Time) Time {
 	ra, rb := &pd.rank[a.id], &pd.rank[b.id]
 	start := max(t, ra.linkFree, rb.linkFree)
 	ra.linkFree, rb.linkFree = start+dur, start+dur
@@ -65,7 +65,7 @@ func (pd *disagg) reserve(a, b *replica, t, dur Time) Time {
 
 // pull starts the read of r's KV into decode rank rp at t: the prompt's
 // blocks beyond the hit tokens rp's prefix cache holds.
-func (pd *disagg) pull(rp *replica, r *request, hitTokens int, t Time) {
+func (pd *disagg) pull(rp *rank, r *request, hitTokens int, t Time) {
 	ps := r.pd
 	bytes := pd.kvBytes(r.input) - pd.kvBytes(hitTokens)
 	dur := pd.linkTime(bytes)
@@ -77,7 +77,7 @@ func (pd *disagg) pull(rp *replica, r *request, hitTokens int, t Time) {
 
 // push sends the KV r's prefill step on rp computed, ending at t, layer
 // by layer to its decode rank.
-func (pd *disagg) push(rp *replica, r *request, t Time) {
+func (pd *disagg) push(rp *rank, r *request, t Time) {
 	ps := r.pd
 	if r.computed <= ps.pushedTokens {
 		return // recomputed after a preemption: that KV was sent already

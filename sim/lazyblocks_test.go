@@ -33,7 +33,7 @@ type cacheCounts struct{ hit, query, preemptions int64 }
 
 func cacheCountsOf(s *Simulator) cacheCounts {
 	var k cacheCounts
-	for _, rp := range s.replicas {
+	for _, rp := range s.ranks {
 		k.hit += rp.kv.hitTokens
 		k.query += rp.kv.queryTokens
 		k.preemptions += int64(rp.preemptions)

@@ -17,12 +17,12 @@ func TestDataParallelLockstep(t *testing.T) {
 	}
 	moe, _ := cat.Model("qwen3-30b-a3b")
 	// Rank 1's steps take two ticks, rank 0's one.
-	uneven := func(rp *replica) float64 { return float64(tick) * float64(1+rp.id) / 1e9 }
+	uneven := func(rp *rank) float64 { return float64(tick) * float64(1+rp.id) / 1e9 }
 	tests := []struct {
 		name     string
 		moe      bool
 		reqs     []handReq
-		stepTime func(*replica) float64
+		stepTime func(*rank) float64
 		steps    []string
 		ends     []end
 	}{{
@@ -84,7 +84,7 @@ func TestDataParallelPadding(t *testing.T) {
 	cfg.Model, cfg.Precision = moe, moe.DefaultPrecision()
 	s, _ := newHandSim(t, cfg)
 	var groups []int
-	s.stepTime = func(rp *replica) float64 {
+	s.stepTime = func(rp *rank) float64 {
 		groups = append(groups, rp.batch.GroupTokens)
 		return float64(tick) / 1e9
 	}

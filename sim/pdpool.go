@@ -47,9 +47,9 @@ type pdRank struct {
 
 // pdState is one request's trip through the two pools.
 type pdState struct {
-	prefillRank *replica
+	prefillRank *rank
 	decodeInst  *instance
-	decodeRank  *replica
+	decodeRank  *rank
 	held        []int32 // prefill blocks kept until the KV has left
 	// tokens whose KV has been pushed (layer-wise) and when the last push
 	// ends
@@ -111,7 +111,7 @@ func newDisagg(s *Simulator) (*disagg, error) {
 		p.insts = append(p.insts, in)
 	}
 	pd.prefill = p
-	pd.rank = make([]pdRank, len(s.replicas))
+	pd.rank = make([]pdRank, len(s.ranks))
 	s.m.onFinish = pd.finish
 	return pd, nil
 }
@@ -120,7 +120,7 @@ func newDisagg(s *Simulator) (*disagg, error) {
 func (pd *disagg) handle(e *event) {
 	switch e.client {
 	case pdPrefillEngine:
-		pd.prefillArrival(e.req, pd.s.insts[e.replica], e.t)
+		pd.prefillArrival(e.req, pd.s.insts[e.target], e.t)
 	case pdToDecode:
 		pd.toDecode(e.req, e.t)
 	case pdDecodeEngine:
@@ -137,7 +137,7 @@ func (pd *disagg) deliver(r *request, t Time) {
 	ps := &pdState{admitted: -1, kvDone: -1}
 	r.pd = ps
 	in := pd.route(pd.prefill)
-	r.replica = in.id
+	r.place = in.id
 	in.pending++
 	if pd.cfg.Layerwise {
 		ps.decodeInst = pd.route(pd.decode)
@@ -161,7 +161,7 @@ func (pd *disagg) prefillArrival(r *request, in *instance, t Time) {
 		return
 	}
 	rp := in.pickRank()
-	r.replica = rp.id
+	r.place = rp.id
 	rp.waiting.pushBack(r)
 	pd.s.kick(rp, t)
 }
@@ -185,7 +185,7 @@ func (pd *disagg) reject(r *request, t Time, reason string) {
 // progress: it counts the rank's work, and on a prefill rank hands the
 // requests whose prompt is done to the decode pool (true: applyStep has
 // nothing left to do).
-func (pd *disagg) stepEnd(rp *replica, t Time) bool {
+func (pd *disagg) stepEnd(rp *rank, t Time) bool {
 	rs := &pd.rank[rp.id]
 	rs.busyNS += t - rp.stepStart
 	if !rp.inst.pd.prefill {
@@ -235,7 +235,7 @@ func (pd *disagg) stepEnd(rp *replica, t Time) bool {
 // handOff takes r, whose prompt rp finished at t, off the prefill rank:
 // its blocks are held for the transfer and its response reaches the proxy
 // at back.
-func (pd *disagg) handOff(rp *replica, r *request, t, back Time) {
+func (pd *disagg) handOff(rp *rank, r *request, t, back Time) {
 	ps := r.pd
 	if pd.onHandOff != nil {
 		pd.onHandOff(r)
@@ -281,7 +281,7 @@ func (pd *disagg) decodeArrival(r *request, t Time) {
 		ps.decodeRank = pd.pickDecodeRank(ps.decodeInst)
 	}
 	rp := ps.decodeRank
-	r.replica = rp.id
+	r.place = rp.id
 	pd.rank[rp.id].pending.pushBack(r)
 	pd.s.kick(rp, t)
 }
@@ -291,7 +291,7 @@ func (pd *disagg) decodeArrival(r *request, t Time) {
 // the requests whose KV loads asynchronously after the running and
 // waiting ones, in order, while a seat is free, and not in a step that
 // preempted.
-func (pd *disagg) afterSchedule(rp *replica, t Time) {
+func (pd *disagg) afterSchedule(rp *rank, t Time) {
 	rs := &pd.rank[rp.id]
 	preempted := rp.preemptions != rs.seenPreemptions
 	rs.seenPreemptions = rp.preemptions
@@ -353,7 +353,7 @@ func (pd *disagg) kvArrived(r *request, t Time) {
 // hold their blocks, ahead of preempted ones: it needs no new block to
 // run, and behind a preempted request that needs the blocks it holds it
 // could wait forever.
-func (pd *disagg) ready(rp *replica, r *request, t Time) {
+func (pd *disagg) ready(rp *rank, r *request, t Time) {
 	pd.rank[rp.id].awaiting--
 	r.computed = r.input - 1
 	rp.kv.commit(r)
@@ -368,7 +368,7 @@ func (pd *disagg) ready(rp *replica, r *request, t Time) {
 // holdersFirst moves the waiting requests that hold blocks ahead of
 // those that do not, keeping each group's order; it reports whether the
 // queue changed.
-func (pd *disagg) holdersFirst(rp *replica) bool {
+func (pd *disagg) holdersFirst(rp *rank) bool {
 	q := &rp.waiting
 	var holders, rest []*request
 	moved := false
@@ -448,7 +448,7 @@ func (pd *disagg) load(in *instance) int {
 
 // pickDecodeRank is the data-parallel balancer of a decode instance,
 // counting the requests waiting for blocks or KV as waiting.
-func (pd *disagg) pickDecodeRank(in *instance) *replica {
+func (pd *disagg) pickDecodeRank(in *instance) *rank {
 	best, bestScore := in.ranks[0], math.MaxInt
 	for _, rp := range in.ranks {
 		rs := &pd.rank[rp.id]

@@ -77,7 +77,7 @@ func TestPreemption(t *testing.T) {
 			for _, e := range tt.ends {
 				checkEnd(t, log, e.serial, e.firstTick, e.tick)
 			}
-			rp := s.replicas[0]
+			rp := s.ranks[0]
 			if rep.Preemptions != 1 || log.ends[0].preemptions != 0 || log.ends[1].preemptions != 1 {
 				t.Errorf("%d preemptions (request 0: %d, request 1: %d), want 1 of request 1", rep.Preemptions, log.ends[0].preemptions, log.ends[1].preemptions)
 			}

@@ -89,7 +89,7 @@ func TestPrefixCacheLRUEviction(t *testing.T) {
 	checkHits(t, log, []int{0, 0, 0, 16, 16, 32})
 	// At the end the free queue holds every block, in the order worked out
 	// above.
-	kv := s.replicas[0].kv
+	kv := s.ranks[0].kv
 	order := kv.freeQueue()
 	want := []int32{0, 2, 1, 3, 5, 4, 7, 6}
 	if len(order) != len(want) {

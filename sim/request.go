@@ -59,7 +59,7 @@ type request struct {
 	engineFirst Time // the engine produced the first token
 	serverFirst Time // the API server began the output batch with the first token (vLLM's TTFT clock)
 	preemptions int32
-	replica     int32
+	place       int32 // the instance it was routed to, then the rank that took it
 	hitTokens   int32 // prompt tokens served from the prefix cache at first admission
 	// private is the offset of the first token no other request can
 	// share (its own prompt text and answer, when no later turn repeats

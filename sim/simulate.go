@@ -29,20 +29,20 @@ const MaxSimulatedSeconds = 10_000_000
 
 // Simulator runs one configuration. Use Run.
 type Simulator struct {
-	cfg      *Config
-	log      *slog.Logger
-	q        eventQueue
-	now      Time
-	replicas []*replica
-	insts    []*instance
-	rr       int
-	m        *metrics
-	pool     reqPool // finished requests' structs, for new ones
-	d        *driver
-	pd       *disagg     // nil without Config.Disagg
-	as       *autoscaler // nil without Config.Autoscale
-	rtt      Time
-	units    func(int) int
+	cfg   *Config
+	log   *slog.Logger
+	q     eventQueue
+	now   Time
+	ranks []*rank
+	insts []*instance
+	rr    int
+	m     *metrics
+	pool  reqPool // finished requests' structs, for new ones
+	d     *driver
+	pd    *disagg     // nil without Config.Disagg
+	as    *autoscaler // nil without Config.Autoscale
+	rtt   Time
+	units func(int) int
 	// servableBlocks is the most blocks one request may need: the whole
 	// cache, less V0's 1% watermark (vLLM V0 ignores a prompt that would
 	// leave fewer free blocks than the watermark: AllocStatus.NEVER).
@@ -57,12 +57,12 @@ type Simulator struct {
 	// Progress, if set, is called with the fraction of requests finished.
 	progress func(float64)
 	// test hooks: after a step is scheduled, and when a request ends
-	onStep  func(rp *replica, t Time)
+	onStep  func(rp *rank, t Time)
 	onEnd   func(r *request, t Time, ok bool)
 	onIssue func(r *request)
 	// stepTime, if set, replaces the step-time model (tests: a fixed step
 	// time makes every timestamp computable by hand).
-	stepTime func(rp *replica) float64
+	stepTime func(rp *rank) float64
 	// spec is speculative decoding (speculative.go; nil: off).
 	spec *specState
 }
@@ -188,7 +188,7 @@ func newSimulator(cfg *Config) (*Simulator, error) {
 	s.d = d
 	if cfg.Disagg == nil {
 		s.pool.on = true
-		for _, rp := range s.replicas {
+		for _, rp := range s.ranks {
 			rp.waiting.park = newParking(d, rp.id, &s.pool)
 		}
 		for _, in := range s.insts {
@@ -257,24 +257,24 @@ func (s *Simulator) loop(ctx context.Context) error {
 		case evDeliver:
 			s.deliver(e.req, e.t)
 		case evTokenize:
-			s.tokenizerDeadline(s.insts[e.replica], e.client, e.t)
+			s.tokenizerDeadline(s.insts[e.target], e.client, e.t)
 		case evEngine:
-			s.engineArrival(s.insts[e.replica].toEngine.popFront(), e.t)
+			s.engineArrival(s.insts[e.target].toEngine.popFront(), e.t)
 		case evPD:
 			s.pd.handle(&e)
 		case evStepEnd:
-			if e.replica < 0 {
-				s.groupStepEnd(s.insts[-1-e.replica], e.t)
+			if e.target < 0 {
+				s.groupStepEnd(s.insts[-1-e.target], e.t)
 			} else {
-				s.stepEnd(s.replicas[e.replica], e.t)
+				s.stepEnd(s.ranks[e.target], e.t)
 			}
 		case evKick:
-			if e.replica < 0 {
-				in := s.insts[-1-e.replica]
+			if e.target < 0 {
+				in := s.insts[-1-e.target]
 				in.kickSent = false
 				s.tryStartGroup(in, e.t)
 			} else {
-				rp := s.replicas[e.replica]
+				rp := s.ranks[e.target]
 				rp.kickSent = false
 				s.tryStart(rp, e.t)
 			}
@@ -296,9 +296,9 @@ func (s *Simulator) loop(ctx context.Context) error {
 	return nil
 }
 
-// kick asks replica rp to schedule at time t, once (its whole group, for
+// kick asks rank rp to schedule at time t, once (its whole group, for
 // a lock-stepped rank).
-func (s *Simulator) kick(rp *replica, t Time) {
+func (s *Simulator) kick(rp *rank, t Time) {
 	if rp.inst.lockstep {
 		s.kickGroup(rp.inst, t)
 		return
@@ -307,7 +307,7 @@ func (s *Simulator) kick(rp *replica, t Time) {
 		return
 	}
 	rp.kickSent = true
-	s.push(event{t: t, kind: evKick, replica: rp.id})
+	s.push(event{t: t, kind: evKick, target: rp.id})
 }
 
 // deliver hands a request that reached the serving endpoint at t to an
@@ -319,7 +319,7 @@ func (s *Simulator) deliver(r *request, t Time) {
 		return
 	}
 	in := s.route()
-	r.replica = in.id // the instance, until a rank takes it
+	r.place = in.id // the instance, until a rank takes it
 	in.pending++
 	s.admit(in, t+s.clientSend(r), r, toEngine)
 }
@@ -349,7 +349,7 @@ func (s *Simulator) turnaround(r *request) Time {
 // picks a rank, and the rank takes it at its next step boundary.
 func (s *Simulator) engineArrival(r *request, t Time) {
 	r.arrival = t
-	s.insts[r.replica].pending--
+	s.insts[r.place].pending--
 	if reason := refusal(r.input+r.output, s.cfg.Engine.MaxModelLen, s.units, s.servableBlocks); reason != "" {
 		s.rejected++
 		s.m.reject(r, reason)
@@ -359,8 +359,8 @@ func (s *Simulator) engineArrival(r *request, t Time) {
 		s.d.done(r, t+s.rtt/2+s.clientReceive(r), false)
 		return
 	}
-	rp := s.insts[r.replica].pickRank()
-	r.replica = rp.id
+	rp := s.insts[r.place].pickRank()
+	r.place = rp.id
 	rp.waiting.pushBack(r)
 	s.kick(rp, t)
 }
@@ -412,8 +412,8 @@ func (s *Simulator) route() *instance {
 	return in
 }
 
-// tryStart starts a step on an idle replica if it has work.
-func (s *Simulator) tryStart(rp *replica, t Time) {
+// tryStart starts a step on an idle rank if it has work.
+func (s *Simulator) tryStart(rp *rank, t Time) {
 	if rp.busy {
 		return
 	}
@@ -446,19 +446,19 @@ func (s *Simulator) tryStart(rp *replica, t Time) {
 	rp.busy = true
 	rp.steps++
 	rp.stepStart = t
-	s.push(event{t: end, kind: evStepEnd, replica: rp.id})
+	s.push(event{t: end, kind: evStepEnd, target: rp.id})
 }
 
-// stepEnd applies a finished step of an independent replica and lets it
+// stepEnd applies a finished step of an independent rank and lets it
 // schedule the next.
-func (s *Simulator) stepEnd(rp *replica, t Time) {
+func (s *Simulator) stepEnd(rp *rank, t Time) {
 	s.applyStep(rp, t)
 	s.kick(rp, t)
 }
 
 // applyStep applies a step that ended at t: progress, tokens (through the
 // API server to the client), completions.
-func (s *Simulator) applyStep(rp *replica, t Time) {
+func (s *Simulator) applyStep(rp *rank, t Time) {
 	rp.busy = false
 	rp.lastEnd = t
 	if rp.inst.pd == nil {
@@ -509,7 +509,7 @@ func (s *Simulator) applyStep(rp *replica, t Time) {
 // produce gives r the token its step, ended at t, sampled: the API server
 // began the step's output batch at begin and the client receives r's
 // event at at. It reports whether that was r's last token.
-func (s *Simulator) produce(rp *replica, r *request, t, begin, at Time) bool {
+func (s *Simulator) produce(rp *rank, r *request, t, begin, at Time) bool {
 	r.generated++
 	if r.generated == 1 {
 		r.engineFirst, r.serverFirst = t, begin
@@ -526,12 +526,12 @@ func (s *Simulator) produce(rp *replica, r *request, t, begin, at Time) bool {
 	return r.generated >= r.output
 }
 
-// applyStepPlain is applyStep for a replica outside a disaggregated pool,
+// applyStepPlain is applyStep for a rank outside a disaggregated pool,
 // in one pass over the step: each request's progress, block registration
 // and token delivery together. Request i's event is written at first +
 // tok·i (neither depends on how many requests the batch carries, which the
 // API server learns after the pass, as batchEnd).
-func (s *Simulator) applyStepPlain(rp *replica, t Time) {
+func (s *Simulator) applyStepPlain(rp *rank, t Time) {
 	begin, first, tok := rp.inst.front.batchStart(t)
 	at := first + s.rtt/2
 	bs := rp.kv.bs
@@ -585,7 +585,7 @@ func (s *Simulator) applyStepPlain(rp *replica, t Time) {
 // general pass of applyStepPlain and metrics.delivered for each, in a tight
 // loop (the caller makes sure there is no speculative decoding and no
 // token sink). It returns the index after the run and the next event time.
-func (s *Simulator) deliverRun(rp *replica, k int, at, tok Time) (int, Time) {
+func (s *Simulator) deliverRun(rp *rank, k int, at, tok Time) (int, Time) {
 	m, sched, bs := s.m, rp.sched, rp.kv.bs
 	run := m.run
 	for ; k < len(sched); k++ {
@@ -615,7 +615,7 @@ func (s *Simulator) deliverRun(rp *replica, k int, at, tok Time) (int, Time) {
 
 // finishDone takes the requests that generated their last token out of
 // the running set, in its order, and records their completion.
-func (s *Simulator) finishDone(rp *replica, t Time) {
+func (s *Simulator) finishDone(rp *rank, t Time) {
 	keep := rp.running[:0]
 	for _, r := range rp.running {
 		if r.generated >= r.output {
@@ -646,13 +646,13 @@ func (s *Simulator) finishDone(rp *replica, t Time) {
 // anything left to happen.
 func (s *Simulator) tick(t Time) {
 	p := TimePoint{TS: float64(t) / 1e9, CompletedTotal: s.completed}
-	for _, rp := range s.replicas {
+	for _, rp := range s.ranks {
 		p.Running += len(rp.running)
 		p.Waiting += rp.waiting.len()
 		p.KVUsageRatio += rp.kv.usage()
 		p.PreemptionsTotal += rp.preemptions
 	}
-	p.KVUsageRatio = round(p.KVUsageRatio/float64(len(s.replicas)), 4)
+	p.KVUsageRatio = round(p.KVUsageRatio/float64(len(s.ranks)), 4)
 	sec := int(t/nsPerSecond) - 1
 	if sec >= 0 && sec < len(s.m.secOut) {
 		p.OutputTokensPerS = float64(s.m.secOut[sec])
@@ -683,8 +683,8 @@ func (s *Simulator) addInstance(cfg *Config, pd *pdPool) (*instance, error) {
 		if err != nil {
 			return nil, err
 		}
-		rp := &replica{
-			id: int32(len(s.replicas)), eng: &cfg.Engine, model: sm, window: cfg.Model.SlidingWindow, inst: in,
+		rp := &rank{
+			id: int32(len(s.ranks)), eng: &cfg.Engine, model: sm, window: cfg.Model.SlidingWindow, inst: in,
 			kv:              newKVCache(cfg.NumGPUBlocks, bs, caching, cfg.BlockUnits),
 			blockBytes:      cfg.BlockBytes,
 			pcieBytesPerSec: math.Max(cfg.GPU.PCIe.UnidirectionalGBps(), 1) * 1e9,
@@ -698,7 +698,7 @@ func (s *Simulator) addInstance(cfg *Config, pd *pdPool) (*instance, error) {
 			rp.kv.dropLastHit = sp.Lookahead > 0
 		}
 		in.ranks = append(in.ranks, rp)
-		s.replicas = append(s.replicas, rp)
+		s.ranks = append(s.ranks, rp)
 	}
 	s.insts = append(s.insts, in)
 	return in, nil

@@ -204,7 +204,7 @@ func (s *Simulator) specDelivered(r *request, t Time) {
 // addVerify puts r's decode token and n−1 of its drafts into the step
 // (n ≤ 1 + drafts: the token budget may have trimmed them); it reports
 // false when r is not decoding with drafts.
-func (rp *replica) addVerify(r *request, n int) bool {
+func (rp *rank) addVerify(r *request, n int) bool {
 	if r.computed != r.numTokens()-1 || n < 2 {
 		return false
 	}

@@ -75,7 +75,7 @@ func (c *SpecStepCost) add(o SpecStepCost) {
 
 // stepCost prices the speculative terms of the step rp has just
 // scheduled.
-func (p *specState) stepCost(rp *replica) SpecStepCost {
+func (p *specState) stepCost(rp *rank) SpecStepCost {
 	p.ctxs = p.ctxs[:0]
 	b := &p.batch
 	b.Reset()
@@ -158,7 +158,7 @@ func (p *specState) fcTime(m, inputs int) float64 {
 
 // withProposer adds the speculative terms to a step of rp whose target
 // pass takes target seconds, and tallies both for the report.
-func (p *specState) withProposer(rp *replica, target float64) float64 {
+func (p *specState) withProposer(rp *rank, target float64) float64 {
 	c := p.stepCost(rp)
 	t := c.Total()
 	p.cost.add(c)

@@ -120,7 +120,7 @@ func TestSpeculativeKVSlots(t *testing.T) {
 			cfg := withSpec(handConfig(t, []handReq{{at: 0, in: 12, out: 4}}, handSetup{}), []float64{0, 0, 0}, c.lookahead)
 			s, _ := newHandSim(t, cfg)
 			var got []string
-			s.onStep = func(rp *replica, _ Time) {
+			s.onStep = func(rp *rank, _ Time) {
 				r := rp.sched[0].r
 				got = append(got, fmt.Sprintf("%d/%d", r.computed, len(r.blocks)))
 			}
@@ -130,7 +130,7 @@ func TestSpeculativeKVSlots(t *testing.T) {
 			if !slices.Equal(got, c.want) {
 				t.Errorf("computed/blocks by step %v, want %v", got, c.want)
 			}
-			if kv := s.replicas[0].kv; kv.numFree != kv.total {
+			if kv := s.ranks[0].kv; kv.numFree != kv.total {
 				t.Errorf("%d of %d blocks free at the end", kv.numFree, kv.total)
 			}
 		})
@@ -212,7 +212,7 @@ func TestInvariantsWithSpeculation(t *testing.T) {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
 			cfg := specRandomConfig(t, seed)
 			sp := cfg.Speculative
-			checkInvariants(t, cfg, func(rp *replica, now Time) {
+			checkInvariants(t, cfg, func(rp *rank, now Time) {
 				for _, r := range rp.running {
 					if int(r.verify) > sp.K || int(r.drafts) > sp.K || r.computed > r.numTokens() {
 						t.Fatalf("t=%d: request %d verifies %d, holds %d drafts, %d computed of %d tokens", now, r.serial, r.verify, r.drafts, r.computed, r.numTokens())

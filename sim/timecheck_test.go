@@ -236,7 +236,7 @@ func TestStepTimesOffTheClock(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			s, _ := newHandSim(t, handConfig(t, []handReq{{in: 16, out: 2}}, handSetup{}))
-			s.stepTime = func(*replica) float64 { return c.dt }
+			s.stepTime = func(*rank) float64 { return c.dt }
 			err := s.loop(context.Background())
 			if err == nil || !strings.Contains(err.Error(), c.want) {
 				t.Fatalf("err %v, want it to say %q", err, c.want)

@@ -109,7 +109,7 @@ func newParking(d *driver, rank int32, pool *reqPool) *parking {
 // queued here and never run, whose segments are its own text
 // behind at most one shared prefix.
 func (p *parking) parkable(r *request) bool {
-	if r.sess != nil || r.pd != nil || r.replica != p.rank || r.scheduled != -1 || r.firstToken != -1 ||
+	if r.sess != nil || r.pd != nil || r.place != p.rank || r.scheduled != -1 || r.firstToken != -1 ||
 		r.computed != 0 || r.generated != 0 || r.cached != 0 || r.lastToken != 0 || r.drafts != 0 || r.verify != 0 ||
 		r.swapped || r.blocks != nil || r.hashes != nil || r.hashPos != (segCursor{}) || r.swapBlocks != 0 ||
 		r.engineFirst != 0 || r.serverFirst != 0 || r.preemptions != 0 || r.hitTokens != 0 ||
@@ -192,7 +192,7 @@ func (p *parking) pop() *request {
 	} else {
 		var segs []segment
 		r, segs = p.pool.get()
-		r.scheduled, r.firstToken, r.replica = -1, -1, p.rank
+		r.scheduled, r.firstToken, r.place = -1, -1, p.rank
 		r.serial = p.rSerial + p.varint(c)
 		r.sent = p.rSent + p.varint(c)
 		r.arrival = r.sent + int64(p.uvarint(c))

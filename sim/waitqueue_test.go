@@ -38,7 +38,7 @@ func TestParkedRequestsComeBackAsTheyWent(t *testing.T) {
 			}
 		}
 		_, withPark := runWith(t, cfg, func(s *Simulator) {
-			for _, rp := range s.replicas {
+			for _, rp := range s.ranks {
 				rp.waiting.park.after, rp.waiting.park.check = 0, check
 			}
 			for _, in := range s.insts {
@@ -46,7 +46,7 @@ func TestParkedRequestsComeBackAsTheyWent(t *testing.T) {
 			}
 		})
 		_, held := runWith(t, cfg, func(s *Simulator) {
-			for _, rp := range s.replicas {
+			for _, rp := range s.ranks {
 				rp.waiting.park = nil
 			}
 			for _, in := range s.insts {

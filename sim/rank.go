@@ -6,8 +6,11 @@ import (
 	"github.com/headroom-sim/headroom/sim/steptime"
 )
 
-// replica is one engine (one model copy on TP GPUs).
-type replica struct {
+// rank is one engine rank: one copy of the model on its TP GPUs, with its
+// own scheduler and KV cache, and one of an instance's data-parallel ranks
+// (Config.Replicas counts instances, the scenario's replicas; each has
+// Engine.DP ranks).
+type rank struct {
 	id      int32
 	eng     *engine.Config
 	kv      *kvCache
@@ -57,10 +60,10 @@ type scheduledSeq struct {
 }
 
 // outstanding is the router's load measure: requests queued or running.
-func (rp *replica) outstanding() int { return rp.waiting.len() + len(rp.running) }
+func (rp *rank) outstanding() int { return rp.waiting.len() + len(rp.running) }
 
 // noteUsage integrates KV usage over time up to now.
-func (rp *replica) noteUsage(now Time) {
+func (rp *rank) noteUsage(now Time) {
 	rp.usageArea += rp.usageLast * float64(now-rp.usageSince)
 	rp.usageSince = now
 	rp.usageLast = rp.kv.usage()
@@ -70,7 +73,7 @@ func (rp *replica) noteUsage(now Time) {
 }
 
 // add puts n tokens of r into the step being built.
-func (rp *replica) add(r *request, n int) {
+func (rp *rank) add(r *request, n int) {
 	if r.generated > 0 && n == 1 && r.computed == r.numTokens()-1 {
 		rp.sched = append(rp.sched, scheduledSeq{r, n, false})
 		rp.batch.AddDecode(r.computed+1, rp.window)
@@ -85,7 +88,7 @@ func (rp *replica) add(r *request, n int) {
 
 // preempt evicts r from the running set: by swap when configured and the
 // swap space has room, else by recompute.
-func (rp *replica) preempt(r *request) {
+func (rp *rank) preempt(r *request) {
 	rp.preemptions++
 	r.preemptions++
 	r.drafts = 0
@@ -105,7 +108,7 @@ func (rp *replica) preempt(r *request) {
 
 // schedule builds the next step; it returns false when there is nothing to
 // run.
-func (rp *replica) schedule(now Time) bool {
+func (rp *rank) schedule(now Time) bool {
 	rp.sched = rp.sched[:0]
 	rp.batch.Reset()
 	rp.swapSec = 0
@@ -125,7 +128,7 @@ func (rp *replica) schedule(now Time) bool {
 //
 // With lag (async scheduling), admissions follow vLLM's one-step delay;
 // it returns false when that delay held back a request.
-func (rp *replica) scheduleV1(now Time, lag bool) bool {
+func (rp *rank) scheduleV1(now Time, lag bool) bool {
 	e := rp.eng
 	budget := e.MaxNumBatchedTokens
 	thr := e.LongPrefillTokenThreshold
@@ -219,7 +222,7 @@ func (rp *replica) scheduleV1(now Time, lag bool) bool {
 // the budget left. The run reaches the batch as one AddDecodes: its
 // context sums are integers, exact in float64, so the order they are
 // added in changes nothing.
-func (rp *replica) decodeRun(i, budget int) (int, int) {
+func (rp *rank) decodeRun(i, budget int) (int, int) {
 	shift := rp.kv.shift
 	if shift < 0 {
 		return i, budget
@@ -251,7 +254,7 @@ func (rp *replica) decodeRun(i, budget int) (int, int) {
 
 // admit moves r into the running set. (The prefix-cache hit statistics
 // were counted by the lookup, once per scheduling attempt, as vLLM does.)
-func (rp *replica) admit(r *request, now Time, computed int) {
+func (rp *rank) admit(r *request, now Time, computed int) {
 	if r.swapped {
 		// Swap the KV back in over PCIe.
 		rp.swapUsed -= int(r.swapBlocks)
@@ -274,7 +277,7 @@ func (rp *replica) admit(r *request, now Time, computed int) {
 // (keeping a 1% watermark) allow; a step with prefills runs no decodes.
 // Otherwise every running request decodes, preempting the most recently
 // admitted when blocks run out.
-func (rp *replica) scheduleV0(now Time) {
+func (rp *rank) scheduleV0(now Time) {
 	e := rp.eng
 	budget := e.MaxNumBatchedTokens
 	watermark := rp.kv.total / 100
