@@ -14,7 +14,6 @@ import (
 	"github.com/headroom-sim/headroom/catalogs"
 	"github.com/headroom-sim/headroom/hardware"
 	"github.com/headroom-sim/headroom/internal/adapter/measured"
-	"github.com/headroom-sim/headroom/internal/testkit/refdata"
 )
 
 var updateDoc = flag.Bool("update", false, "rewrite the generated table of docs/steptime.md")
@@ -33,10 +32,10 @@ const (
 // and checks the table docs/steptime.md quotes. Work per token: two FLOPs
 // per linear weight (attention projections and MLP; the LM head once per
 // sampled token) and four per head dimension, head and layer for each
-// earlier token attended to (QKᵀ and PV; causal in the prompt). It needs
-// ../shared/data; -update rewrites the table.
+// earlier token attended to (QKᵀ and PV; causal in the prompt). -update
+// rewrites the table.
 func TestImpliedPrefillRate(t *testing.T) {
-	table := refdata.Path(t, "measured/aiconfigurator-silicon/silicon_vllm_agg.csv")
+	table := siliconTable
 	cat, err := catalogs.Builtin()
 	if err != nil {
 		t.Fatal(err)
