@@ -10,7 +10,6 @@ import (
 	"github.com/headroom-sim/headroom/internal/adapter/measured"
 	"github.com/headroom-sim/headroom/internal/study/calibrate"
 	"github.com/headroom-sim/headroom/internal/study/replay"
-	"github.com/headroom-sim/headroom/internal/testkit/refdata"
 	"github.com/headroom-sim/headroom/sim"
 	"github.com/headroom-sim/headroom/sim/engine"
 )
@@ -28,11 +27,11 @@ type eagleBar struct {
 // eagleSlackPct is how much a known miss may worsen before it fails.
 const eagleSlackPct = 3
 
-// loadKubecon loads one variant of the shared inference-perf run.
+// loadKubecon loads one variant of the shared inference-perf run, from
+// the repository's copy (testdataDir).
 func loadKubecon(t *testing.T, cat *catalogs.Catalog, variant string) *measured.Run {
 	t.Helper()
-	refdata.Path(t, "measured/inference-perf-kubecon/"+variant)
-	run, err := measured.LoadDir(os.DirFS(refdata.Dir()), "measured/inference-perf-kubecon/"+variant)
+	run, err := measured.LoadDir(os.DirFS(testdataDir), "measured/inference-perf-kubecon/"+variant)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -25,15 +25,20 @@ var knownSteppedMisses = map[string]accuracy.KnownMiss{
 }
 
 // familyResults replays one family of the reference data with the default
-// host costs.
+// host costs: the stepped runs from the repository's copy (testdataDir),
+// the others from ../shared.
 func familyResults(t *testing.T, family string) []calibrate.CaseResult {
 	t.Helper()
-	refdata.Path(t, "measured")
+	root := testdataDir
+	if family != calibrate.FamilyStepped {
+		refdata.Path(t, "measured")
+		root = refdata.Dir()
+	}
 	cat, err := catalogs.Builtin()
 	if err != nil {
 		t.Fatal(err)
 	}
-	cases, err := calibrate.LoadCases(os.DirFS(refdata.Dir()), cat, replayOptions(cat), []string{family})
+	cases, err := calibrate.LoadCases(os.DirFS(root), cat, replayOptions(cat), []string{family})
 	if err != nil {
 		t.Fatal(err)
 	}

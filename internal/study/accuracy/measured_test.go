@@ -3,8 +3,10 @@ package accuracy_test
 import (
 	"bytes"
 	"context"
+	"io/fs"
 	"os"
 	"path"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -77,7 +79,7 @@ func replayOptions(cat *catalogs.Catalog) replay.Options {
 // TestClosedLoopRunsMeetTheBars replays every run of the closed-loop
 // table (the repository's copy, siliconTable: it runs on a clean
 // checkout) with the built-in kernel tables, as `headroom validate --run
-// internal/study/accuracy/testdata/silicon_vllm_agg.csv` does, and enforces the bars on the mean TTFT
+// internal/study/accuracy/testdata/measured/aiconfigurator-silicon/silicon_vllm_agg.csv` does, and enforces the bars on the mean TTFT
 // and TPOT: the median absolute error over all runs ≤ 20% and ≤ 8%, per
 // (model, GPU) ≤ 35% and ≤ 20%, and per (model, GPU, layout) of at least
 // five runs a TPOT signed median within ±15%. It takes minutes (each run is a
@@ -116,24 +118,43 @@ func TestClosedLoopRunsMeetTheBars(t *testing.T) {
 	judge(t, accuracy.ClosedLoopFigures(rs), knownMisses, "knownMisses")
 }
 
-// siliconTable is the repository's byte copy of the reference data's
-// closed-loop table (testdata/README.md says whose; Apache-2.0), so that
-// the bars hold on a checkout without ../shared.
-const siliconTable = "testdata/silicon_vllm_agg.csv"
+// testdataDir holds byte copies of some of the reference data's runs, in
+// its layout (testdata/README.md), so that the bars on them hold on a
+// checkout without ../shared.
+const testdataDir = "testdata"
 
-// TestSiliconTableIsTheReference: the copy is the reference data's file,
-// byte for byte (testdata/shared-data.manifest pins that one).
-func TestSiliconTableIsTheReference(t *testing.T) {
-	ref, err := os.ReadFile(refdata.Path(t, "measured/aiconfigurator-silicon/silicon_vllm_agg.csv"))
+// siliconTable is the copy of the closed-loop table.
+const siliconTable = testdataDir + "/measured/aiconfigurator-silicon/silicon_vllm_agg.csv"
+
+// TestTestdataIsTheReference: every copied run file is the reference
+// data's, byte for byte (testdata/shared-data.manifest pins those).
+func TestTestdataIsTheReference(t *testing.T) {
+	ref := refdata.Path(t, "measured")
+	n := 0
+	err := filepath.WalkDir(filepath.Join(testdataDir, "measured"), func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || d.Name() == "LICENSE" {
+			return err
+		}
+		rel, _ := filepath.Rel(filepath.Join(testdataDir, "measured"), p)
+		mine, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		theirs, err := os.ReadFile(filepath.Join(ref, rel))
+		switch {
+		case err != nil:
+			t.Errorf("%s: not in the reference data: %v", p, err)
+		case !bytes.Equal(mine, theirs):
+			t.Errorf("%s differs from the reference data's %s: copy it again", p, rel)
+		}
+		n++
+		return nil
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	mine, err := os.ReadFile(siliconTable)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(ref, mine) {
-		t.Errorf("%s differs from the reference data's table: copy it again (cp ../shared/data/measured/aiconfigurator-silicon/silicon_vllm_agg.csv internal/study/accuracy/testdata/)", siliconTable)
+	if n < 40 {
+		t.Errorf("%d files compared: the copies are missing", n)
 	}
 }
 
