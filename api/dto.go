@@ -276,11 +276,16 @@ type MaxLoadParams struct {
 	// Tolerance is the relative width at which bisection stops (default
 	// 0.02).
 	Tolerance float64 `json:"tolerance" binding:"omitempty,gt=0,lt=1" default:"0.02"`
-	// MaxProbes bounds the simulations (default 24).
+	// MaxProbes bounds the simulations of the search (default 24); the
+	// answer's error band (max_load_interval) takes up to max_probes / 2
+	// (at least 4) more for each of its four ends.
 	MaxProbes int `json:"max_probes" binding:"omitempty,min=1,max=200" default:"24"`
 	// MinDurationS makes each rate probe send at least rate × this many
 	// seconds of requests (default 120).
 	MinDurationS float64 `json:"min_duration_s" binding:"omitempty,gt=0,lte=86400" default:"120"`
+	// SkipBands leaves out the search of the answer's error band
+	// (max_load_interval), and its simulations.
+	SkipBands bool `json:"skip_bands" default:"false"`
 }
 
 // CompareParams are a compare job's params: an A/B comparison, as

@@ -291,7 +291,7 @@ func (s *Server) loadSpec(params json.RawMessage) (plan.LoadSpec, error) {
 	if err != nil {
 		return plan.LoadSpec{}, err
 	}
-	return plan.LoadSpec{Scenario: sc, MaxLoad: p.MaxLoad, Tolerance: p.Tolerance, MaxProbes: p.MaxProbes, MinDurationS: p.MinDurationS}, nil
+	return plan.LoadSpec{Scenario: sc, MaxLoad: p.MaxLoad, Tolerance: p.Tolerance, MaxProbes: p.MaxProbes, MinDurationS: p.MinDurationS, SkipBands: p.SkipBands}, nil
 }
 
 // checkMaxLoadJob is the planner's check of the search (plan.CheckMaxLoad).

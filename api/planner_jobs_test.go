@@ -212,7 +212,10 @@ func TestPlannerJobs(t *testing.T) {
 					Result struct {
 						Dimension string  `json:"dimension"`
 						MaxLoad   float64 `json:"max_load"`
-						Probes    []struct {
+						Band      *struct {
+							P80 [2]float64 `json:"p80"`
+						} `json:"max_load_interval"`
+						Probes []struct {
 							Load float64 `json:"load"`
 							Met  bool    `json:"met"`
 						} `json:"probes"`
@@ -220,7 +223,9 @@ func TestPlannerJobs(t *testing.T) {
 				}
 				mustJSON(t, b, &r)
 				res := r.Result
-				if res.Dimension != "rate_rps" || !(res.MaxLoad >= 10) || len(res.Probes) < 2 || len(res.Probes) > 6 {
+				// 6 probes for the search, at most 4 for each of the band's
+				// four ends.
+				if res.Dimension != "rate_rps" || !(res.MaxLoad >= 10) || len(res.Probes) < 2 || len(res.Probes) > 6+4*4 || res.Band == nil || !(res.Band.P80[0] <= res.Band.P80[1]) {
 					t.Fatalf("maxload result: %s", b)
 				}
 			}},

@@ -257,22 +257,27 @@ func writeCurveTable(w io.Writer, res *plan.CurveResult) {
 		if pt.Knee {
 			knee = "<- knee"
 		}
-		fmt.Fprintf(tw, "%g\t%.2f\t%.0f\t%.0f\t%.0f\t%.1f\t%.1f\t%.0f\t%s\t%s\t\n", pt.Load, pt.ThroughputRPS, pt.OutputTokensPerS, pt.TTFTMS.P50, pt.TTFTMS.P99, pt.TPOTMS.P50, pt.TPOTMS.P99, pt.E2EMS.P99, sla, knee)
+		fmt.Fprintf(tw, "%g\t%.2f\t%.0f\t%.0f\t%s\t%.1f\t%s\t%s\t%s\t%s\t\n", pt.Load, pt.ThroughputRPS, pt.OutputTokensPerS, pt.TTFTMS.P50,
+			withBand(pt.TTFTMS.P99, pt.TTFTMSInterval.At("p99"), "%.0f"), pt.TPOTMS.P50, withBand(pt.TPOTMS.P99, pt.TPOTMSInterval.At("p99"), "%.1f"),
+			withBand(pt.E2EMS.P99, pt.E2EMSInterval.At("p99"), "%.0f"), sla, knee)
 	}
 	tw.Flush()
 	if res.Knee >= 0 {
 		fmt.Fprintf(w, "\nKnee: %g (%s)\n", res.Points[res.Knee].Load, res.KneeReason)
 	}
+	fmt.Fprintln(w, "p99 columns: the point value (80% band of what a benchmark would measure, each step judged at its own load)")
 }
 
 func runMaxLoad(ctx context.Context, e *env, args []string) error {
 	var p planFlags
 	var maxProbes int
 	var tol float64
+	var bands bool
 	fs := newFlagSet("maxload")
 	p.register(fs, "table|json")
 	fs.IntVar(&maxProbes, "max-probes", 24, "most simulations to run")
 	fs.Float64Var(&tol, "tolerance", 0.02, "relative precision of the answer")
+	fs.BoolVar(&bands, "bands", true, "also search the answer's error band (up to --max-probes/2 more simulations for each of its four ends; =false skips it)")
 	r, sc, err := p.parse(e, fs, args, "table", "json")
 	if err != nil {
 		return err
@@ -280,7 +285,7 @@ func runMaxLoad(ctx context.Context, e *env, args []string) error {
 	if err := requireSLA(sc); err != nil {
 		return err
 	}
-	res, err := r.MaxLoad(ctx, plan.LoadSpec{Scenario: sc, MaxProbes: maxProbes, Tolerance: tol}, plan.NewProgress(1, progressBar(e.stderr, p.progress, "search")))
+	res, err := r.MaxLoad(ctx, plan.LoadSpec{Scenario: sc, MaxProbes: maxProbes, Tolerance: tol, SkipBands: !bands}, plan.NewProgress(1, progressBar(e.stderr, p.progress, "search")))
 	return p.emit(e, res, err, func(w io.Writer) error {
 		writeLoadTable(w, res)
 		return nil
@@ -299,6 +304,10 @@ func writeLoadTable(w io.Writer, res *plan.LoadResult) {
 		return
 	}
 	fmt.Fprintf(w, "\nMax sustainable %s: %.3g (limited by %s); goodput knee at %.3g (%.2f req/s)\n", res.Dimension, res.MaxLoad, res.LimitingMetric, res.Knee.Load, res.Knee.GoodputRPS)
+	if in := res.MaxLoadInterval; in != nil {
+		fmt.Fprintf(w, "Its band: %.3g–%.3g at 80%%, %.3g–%.3g at 95%% (the SLA held with its figures at the ends of their error bands; 0: no load probed holds it)\n",
+			in.P80[0], in.P80[1], in.P95[0], in.P95[1])
+	}
 }
 
 func runCompare(ctx context.Context, e *env, args []string) error {

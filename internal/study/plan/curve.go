@@ -6,6 +6,8 @@ import (
 
 	"github.com/headroom-sim/headroom/hardware"
 	"github.com/headroom-sim/headroom/internal/study/scenario"
+	"github.com/headroom-sim/headroom/internal/study/uncertainty"
+	"github.com/headroom-sim/headroom/sim"
 	"github.com/headroom-sim/headroom/sim/stats"
 	"github.com/headroom-sim/headroom/sim/workload"
 )
@@ -34,6 +36,15 @@ type CurvePoint struct {
 	GoodputRPS       *float64      `json:"goodput_rps,omitempty"`
 	SLAMet           *bool         `json:"sla_met,omitempty"`
 	Knee             bool          `json:"knee"`
+	// The step's error bands (80% and 95%) from the built-in error model,
+	// judged as a run of its own at the step's load (uncertainty.
+	// StageReport); the point values above stay where they are.
+	TTFTMSInterval     *sim.SummaryInterval    `json:"ttft_ms_interval,omitempty"`
+	TPOTMSInterval     *sim.SummaryInterval    `json:"tpot_ms_interval,omitempty"`
+	ITLMSInterval      *sim.SummaryInterval    `json:"itl_ms_interval,omitempty"`
+	E2EMSInterval      *sim.SummaryInterval    `json:"e2e_ms_interval,omitempty"`
+	ThroughputInterval *sim.ThroughputInterval `json:"throughput_interval,omitempty"`
+	Uncertainty        *sim.Uncertainty        `json:"uncertainty,omitempty"`
 }
 
 // CurveResult is the throughput–latency curve.
@@ -57,6 +68,10 @@ func (r *Runner) Curve(ctx context.Context, spec CurveSpec, progress func(float6
 	if progress != nil {
 		progress(0)
 	}
+	m, err := uncertainty.Builtin()
+	if err != nil {
+		return nil, err
+	}
 	out := r.Run(ctx, s)
 	if out.Err != nil {
 		return nil, out.Err
@@ -64,12 +79,19 @@ func (r *Runner) Curve(ctx context.Context, spec CurveSpec, progress func(float6
 	if progress != nil {
 		progress(1)
 	}
+	cfg := &out.Resolved.Config
+	ranks := cfg.Replicas * max(cfg.DP, 1)
 	for i, st := range out.Report.Stages {
 		p := CurvePoint{Load: loads[i], ThroughputRPS: st.Throughput.RequestsPerS, OutputTokensPerS: st.Throughput.OutputTokensPerS,
 			Completed: st.Requests.Completed, TTFTMS: st.TTFTMS, TPOTMS: st.TPOTMS, ITLMS: st.ITLMS, E2EMS: st.E2EMS, GoodputRPS: st.GoodputRPS}
 		if st.SLA != nil {
 			met := st.SLA.Met
 			p.SLAMet = &met
+		}
+		if sub := uncertainty.StageReport(out.Report, i, ranks); sub != nil {
+			m.Judge(cfg, sub)
+			p.TTFTMSInterval, p.TPOTMSInterval, p.ITLMSInterval, p.E2EMSInterval = sub.TTFTMSInterval, sub.TPOTMSInterval, sub.ITLMSInterval, sub.E2EMSInterval
+			p.ThroughputInterval, p.Uncertainty = sub.ThroughputInterval, sub.Uncertainty
 		}
 		res.Points = append(res.Points, p)
 	}
@@ -121,6 +143,8 @@ func (spec *CurveSpec) staircase() (s scenario.Scenario, dim string, loads []flo
 		a.Type = ""
 	}
 	s.Workload.Stages = stages
+	// Each step's peak running requests and KV usage, for its bands.
+	s.Report.Timeseries = true
 	return s, dim, loads, nil
 }
 

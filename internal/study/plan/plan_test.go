@@ -59,6 +59,43 @@ func TestMaxLoadBracketsAndIsMonotone(t *testing.T) {
 	t.Logf("max %.2f req/s, limited by %s, %d probes", res.MaxLoad, res.LimitingMetric, len(res.Probes))
 }
 
+// TestMaxLoadBand: the answer's band comes from the same search with the
+// SLA's figures at their bands' ends: ordered, holding the point answer
+// for a figure whose band holds its point value (TPOT p50 here), and left
+// out when skipped.
+func TestMaxLoadBand(t *testing.T) {
+	if testing.Short() {
+		t.Skip("five sequential searches: run without -short")
+	}
+	r := runner(t)
+	s := small(300)
+	s.SLA = &sim.SLA{TPOTMS: map[string]float64{"p50": 12}}
+	res, err := r.MaxLoad(context.Background(), LoadSpec{Scenario: s}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := res.MaxLoadInterval
+	if in == nil || !(in.P95[0] > 0 && in.P95[0] <= in.P80[0] && in.P80[0] < res.MaxLoad && res.MaxLoad < in.P80[1] && in.P80[1] <= in.P95[1]) || in.Runs < 1 {
+		t.Fatalf("max %v, band %+v", res.MaxLoad, in)
+	}
+	// The probe at the band's low end holds the SLA with TPOT p50 at its
+	// band's upper end; the point value alone would hold it too.
+	found := false
+	for _, p := range res.Probes {
+		if p.Load == in.P80[0] {
+			found = p.Met
+		}
+	}
+	if !found {
+		t.Errorf("no probe meeting the SLA at the band's low end %v", in.P80[0])
+	}
+	skip, err := r.MaxLoad(context.Background(), LoadSpec{Scenario: s, SkipBands: true}, nil)
+	if err != nil || skip.MaxLoadInterval != nil || skip.MaxLoad != res.MaxLoad || len(skip.Probes) >= len(res.Probes) {
+		t.Errorf("skipped bands: max %v (want %v), band %+v, %d probes (with bands %d), %v", skip.MaxLoad, res.MaxLoad, skip.MaxLoadInterval, len(skip.Probes), len(res.Probes), err)
+	}
+	t.Logf("max %.3g req/s, 80%% %.3g–%.3g, 95%% %.3g–%.3g, %d probes (%d without bands)", res.MaxLoad, in.P80[0], in.P80[1], in.P95[0], in.P95[1], len(res.Probes), len(skip.Probes))
+}
+
 func TestMaxLoadClosedLoop(t *testing.T) {
 	r := runner(t)
 	s := small(300)
@@ -129,6 +166,17 @@ func TestCurveMarksKnee(t *testing.T) {
 	}
 	if !res.Points[res.Knee].Knee {
 		t.Error("knee point not marked")
+	}
+	// Every step carries its bands, judged at its own load: the lightest
+	// step light, the 128 req/s one (far past the knee) saturated.
+	for i, p := range res.Points {
+		in := p.TTFTMSInterval.At("p99")
+		if in == nil || p.TPOTMSInterval.At("p50") == nil || p.Uncertainty == nil || !(in.P80[0] <= in.P80[1]) || !(in.P95[0] <= in.P80[0] && in.P80[1] <= in.P95[1]) {
+			t.Fatalf("point %d (%g req/s): bands %+v %+v", i, p.Load, p.TTFTMSInterval, p.Uncertainty)
+		}
+	}
+	if first, last := res.Points[0].Uncertainty.Regime["load"], res.Points[3].Uncertainty.Regime["load"]; first != "light" || last != "saturated" {
+		t.Errorf("load regimes %q … %q, want light … saturated", first, last)
 	}
 }
 

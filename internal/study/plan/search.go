@@ -8,6 +8,7 @@ import (
 	"sort"
 
 	"github.com/headroom-sim/headroom/internal/study/scenario"
+	"github.com/headroom-sim/headroom/internal/study/uncertainty"
 	"github.com/headroom-sim/headroom/sim"
 	"github.com/headroom-sim/headroom/sim/workload"
 )
@@ -26,12 +27,18 @@ type LoadSpec struct {
 	MaxLoad float64 `json:"max_load,omitempty"`
 	// Tolerance is the relative width at which bisection stops (0 = 2%).
 	Tolerance float64 `json:"tolerance,omitempty"`
-	// MaxProbes bounds the simulations (0 = 24).
+	// MaxProbes bounds the simulations of the search (0 = 24); the
+	// answer's band takes up to MaxProbes/2 (at least 4) more for each of
+	// its four ends.
 	MaxProbes int `json:"max_probes,omitempty"`
 	// MinDurationS makes each rate probe send at least rate × MinDurationS
 	// requests, so a queue that grows under overload has time to show
 	// (0 = 120 s; at most MaxProbeRequests).
 	MinDurationS float64 `json:"min_duration_s,omitempty"`
+	// SkipBands leaves out the search of the answer's error band
+	// (LoadResult.MaxLoadInterval), which costs up to MaxProbes/2 more
+	// simulations for each of its four ends.
+	SkipBands bool `json:"skip_bands,omitempty"`
 }
 
 // MaxProbeRequests caps the requests of one probe.
@@ -63,6 +70,12 @@ type LoadResult struct {
 	// Reason says why no load met the SLA (MaxLoad 0), from the lowest
 	// load probed.
 	Reason string `json:"reason,omitempty"`
+	// MaxLoadInterval is MaxLoad's error band (loadbands.go): the highest
+	// loads at which the SLA holds with its figures at the upper and lower
+	// ends of their 80% and 95% bands, to the search's tolerance; Runs are
+	// the fewest validation runs behind a check's band at MaxLoad. Nil
+	// when no load met the SLA or the bands were skipped.
+	MaxLoadInterval *sim.Interval `json:"max_load_interval,omitempty"`
 	// Knee is the probe with the highest goodput.
 	Knee   Probe   `json:"knee"`
 	Probes []Probe `json:"probes"`
@@ -154,7 +167,15 @@ func (r *Runner) MaxLoad(ctx context.Context, spec LoadSpec, prog *Progress) (*L
 		minLoad = 1
 	}
 	res := &LoadResult{Dimension: dim}
+	var model *uncertainty.Model
+	if !spec.SkipBands {
+		if model, err = uncertainty.Builtin(); err != nil {
+			return nil, err
+		}
+	}
 	cache := map[float64]Probe{}
+	bands := map[float64]probeBands{}
+	budget := maxProbes
 	eval := func(load float64) (Probe, error) {
 		if dim == DimConcurrency {
 			load = math.Max(1, math.Round(load))
@@ -162,9 +183,10 @@ func (r *Runner) MaxLoad(ctx context.Context, spec LoadSpec, prog *Progress) (*L
 		if p, ok := cache[load]; ok {
 			return p, nil
 		}
-		if len(cache) >= maxProbes {
+		if budget <= 0 {
 			return Probe{}, errProbeBudget
 		}
+		budget--
 		prog.Grow(1)
 		ps := withLoad(s, dim, load)
 		if dim == DimRate {
@@ -178,57 +200,31 @@ func (r *Runner) MaxLoad(ctx context.Context, spec LoadSpec, prog *Progress) (*L
 		}
 		p := probe(load, out.Report)
 		cache[load] = p
+		if model != nil {
+			bands[load] = checkBands(model, &out.Resolved.Config, out.Report)
+		}
 		return p, nil
 	}
-	lo, hi := 0.0, 0.0 // lo met (0: none yet), hi failed (0: none yet)
-	p, err := eval(l0)
-	if err != nil {
+	if _, err := eval(l0); err != nil {
 		return nil, err
 	}
-	if p.Met {
-		lo = p.Load
-		for l := lo * 2; l <= capLoad; l *= 2 {
-			q, err := eval(l)
-			if err != nil {
-				break
-			}
-			if !q.Met {
-				hi = q.Load
-				break
-			}
-			lo = q.Load
+	b := bracket{eval: eval, l0: l0, minLoad: minLoad, capLoad: capLoad, tol: tol, dim: dim}
+	lo, hi := b.highest(func(p Probe) bool { return p.Met })
+	if model != nil && lo > 0 && ctx.Err() == nil {
+		// The bands' searches start from the probes the point search ran
+		// (cached) and bisect to the same tolerance, each with a budget
+		// of its own.
+		var in sim.Interval
+		for k, dst := range []*float64{&in.P95[0], &in.P80[0], &in.P80[1], &in.P95[1]} {
+			budget = max(maxProbes/2, 4)
+			*dst, _ = b.highest(func(p Probe) bool { return metAt(p, bands[p.Load].checks, k) })
 		}
-	} else {
-		hi = p.Load
-		for l := hi / 2; l >= minLoad; l /= 2 {
-			q, err := eval(l)
-			if err != nil {
-				break
-			}
-			if q.Met {
-				lo = q.Load
-				break
-			}
-			hi = q.Load
-			if dim == DimConcurrency && q.Load <= 1 {
-				break
-			}
-		}
-	}
-	for lo > 0 && hi > 0 && (hi-lo)/lo > tol && !(dim == DimConcurrency && hi-lo <= 1) {
-		mid := (lo + hi) / 2
-		if dim == DimConcurrency {
-			mid = math.Floor(mid)
-		}
-		q, err := eval(mid)
-		if err != nil || q.Load == lo || q.Load == hi {
-			break
-		}
-		if q.Met {
-			lo = q.Load
-		} else {
-			hi = q.Load
-		}
+		in.Runs, in.Pool = bands[lo].runs, "the SLA's figures at the ends of their bands, judged at each probed load"
+		res.MaxLoadInterval = &in
+		// The bands' probes may have met the SLA above the point search's
+		// answer (one its budget stopped short of): the answer is the
+		// highest load met below every load missed.
+		lo, hi = highestMet(cache)
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -261,3 +257,68 @@ func (r *Runner) MaxLoad(ctx context.Context, spec LoadSpec, prog *Progress) (*L
 }
 
 var errProbeBudget = errors.New("probe budget spent")
+
+// bracket finds the highest load a predicate holds at: doubling (or
+// halving) from l0 to bracket it, then bisecting to tol; probes come from
+// eval, which caches them, so a second predicate reuses the first's.
+type bracket struct {
+	eval                      func(float64) (Probe, error)
+	l0, minLoad, capLoad, tol float64
+	dim                       string
+}
+
+// highest is the highest load probed that met (0: none) and the lowest
+// above it that did not (0: none).
+func (b *bracket) highest(met func(Probe) bool) (lo, hi float64) {
+	start := b.l0
+	p, err := b.eval(start)
+	if err != nil {
+		return 0, 0
+	}
+	if met(p) {
+		lo = p.Load
+		for l := lo * 2; l <= b.capLoad; l *= 2 {
+			q, err := b.eval(l)
+			if err != nil {
+				break
+			}
+			if !met(q) {
+				hi = q.Load
+				break
+			}
+			lo = q.Load
+		}
+	} else {
+		hi = p.Load
+		for l := hi / 2; l >= b.minLoad; l /= 2 {
+			q, err := b.eval(l)
+			if err != nil {
+				break
+			}
+			if met(q) {
+				lo = q.Load
+				break
+			}
+			hi = q.Load
+			if b.dim == DimConcurrency && q.Load <= 1 {
+				break
+			}
+		}
+	}
+	for lo > 0 && hi > 0 && (hi-lo)/lo > b.tol && !(b.dim == DimConcurrency && hi-lo <= 1) {
+		mid := (lo + hi) / 2
+		if b.dim == DimConcurrency {
+			mid = math.Floor(mid)
+		}
+		q, err := b.eval(mid)
+		if err != nil || q.Load == lo || q.Load == hi {
+			break
+		}
+		if met(q) {
+			lo = q.Load
+		} else {
+			hi = q.Load
+		}
+	}
+	return lo, hi
+}
