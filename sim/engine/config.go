@@ -64,10 +64,15 @@ const MaxKVBlocks = math.MaxInt32
 
 // MaxNumSeqs and MaxNumBatchedTokens bound the scheduler's limits far
 // above any served configuration (vLLM's defaults are 1,024 and 8,192):
-// the simulator sizes a step's bookkeeping by them.
+// the simulator sizes a step's bookkeeping by them. A step of more
+// tokens than the longest context a model may have
+// (models.MaxPositions, 2^24) has nothing to batch. These are the only
+// bounds of the settings: the API's request bodies carry the same ones
+// (api's TestEngineBoundsAreTheEngines holds them to it) and the
+// scenario, the flags and measured runs' settings meet them here.
 const (
 	MaxNumSeqs          = 1 << 20
-	MaxNumBatchedTokens = 1 << 30
+	MaxNumBatchedTokens = 1 << 24
 )
 
 // CheckBlocks checks a KV cache of blocks blocks of blockBytes each (on
