@@ -275,6 +275,9 @@ type Overrides struct {
 	MaxNumSeqs          int
 	MaxNumBatchedTokens int
 	MaxModelLen         int
+	// KVCacheDType is the server's --kv-cache-dtype (auto, bf16, fp16,
+	// fp8, int8; "": what the run records, else the checkpoint's).
+	KVCacheDType string
 	// EnableChunkedPrefill and EnablePrefixCaching, when set, replace what
 	// the run recorded (nil: keep it).
 	EnableChunkedPrefill *bool
@@ -310,6 +313,9 @@ func (o Overrides) Apply(r *Run) {
 	if o.MaxModelLen > 0 {
 		r.Engine.MaxModelLen = o.MaxModelLen
 	}
+	if o.KVCacheDType != "" {
+		r.Engine.KVCacheDType = o.KVCacheDType
+	}
 	if o.EnableChunkedPrefill != nil {
 		r.Engine.EnableChunkedPrefill = boolp(*o.EnableChunkedPrefill)
 	}
@@ -321,6 +327,9 @@ func (o Overrides) Apply(r *Run) {
 		if e := r.Stages[i].Engine; e != nil {
 			c := *e
 			c.MaxNumSeqs, c.MaxNumBatchedTokens, c.MaxModelLen = pick(o.MaxNumSeqs, c.MaxNumSeqs), pick(o.MaxNumBatchedTokens, c.MaxNumBatchedTokens), pick(o.MaxModelLen, c.MaxModelLen)
+			if o.KVCacheDType != "" {
+				c.KVCacheDType = o.KVCacheDType
+			}
 			if o.EnableChunkedPrefill != nil {
 				c.EnableChunkedPrefill = r.Engine.EnableChunkedPrefill
 			}

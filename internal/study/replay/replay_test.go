@@ -464,3 +464,30 @@ func TestTraceRecords(t *testing.T) {
 		}
 	}
 }
+
+// TestKVCacheDTypeOverride: --kv-cache-dtype replays a run with the
+// server's KV-cache type where the run does not record it: an fp8 cache
+// holds twice the blocks of a bf16 one on the same GPU.
+func TestKVCacheDTypeOverride(t *testing.T) {
+	cat := builtin(t)
+	config := func(kv string) *sim.Config {
+		run := &measured.Run{Name: "r", Model: "llama-3.1-8b", GPU: "h100-sxm", TP: 1, DP: 1,
+			Requests: []measured.Request{{SendS: 0, InputTokens: 100, OutputTokens: 10, TTFTS: 0.1, E2ES: 0.5}}}
+		measured.Overrides{KVCacheDType: kv}.Apply(run)
+		res, err := replay.Config(run, cat, replay.Options{})
+		if err != nil {
+			t.Fatalf("%q: %v", kv, err)
+		}
+		return &res.Config
+	}
+	bf16, fp8 := config(""), config("fp8")
+	if bf16.Precision.KV != "bf16" || fp8.Precision.KV != "fp8" || fp8.NumGPUBlocks < 19*bf16.NumGPUBlocks/10 {
+		t.Errorf("kv %s %d blocks, with fp8 %s %d blocks", bf16.Precision.KV, bf16.NumGPUBlocks, fp8.Precision.KV, fp8.NumGPUBlocks)
+	}
+	run := &measured.Run{Name: "r", Model: "llama-3.1-8b", GPU: "h100-sxm", TP: 1, DP: 1,
+		Requests: []measured.Request{{SendS: 0, InputTokens: 100, OutputTokens: 10, TTFTS: 0.1, E2ES: 0.5}}}
+	measured.Overrides{KVCacheDType: "fp7"}.Apply(run)
+	if _, err := replay.Config(run, cat, replay.Options{}); err == nil || !strings.Contains(err.Error(), "kv_cache_dtype") {
+		t.Errorf("an unknown KV-cache type: %v", err)
+	}
+}
