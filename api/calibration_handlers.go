@@ -340,7 +340,7 @@ func (s *Server) prepareCalibration(p *CalibrateParams) (*calibrationInput, erro
 		return nil, err
 	}
 	measured.Overrides{Model: p.Model, GPU: p.GPU, TP: p.TP, MaxNumSeqs: p.MaxNumSeqs,
-		MaxNumBatchedTokens: p.MaxNumBatchedTokens, MaxModelLen: p.MaxModelLen}.Apply(run)
+		MaxNumBatchedTokens: p.MaxNumBatchedTokens, MaxModelLen: p.MaxModelLen, KVCacheDType: p.KVCacheDType}.Apply(run)
 	opts := calibrate.Options{MaxEvaluations: p.MaxEvaluations, KernelDB: s.engine.Env(RunEnv{}).KernelDB}
 	if opts.MaxEvaluations == 0 {
 		opts.MaxEvaluations = 400

@@ -325,6 +325,9 @@ type CalibrateParams struct {
 	MaxNumSeqs          int `json:"max_num_seqs" form:"max_num_seqs" binding:"omitempty,min=1,max=1048576" example:"128"`
 	MaxNumBatchedTokens int `json:"max_num_batched_tokens" form:"max_num_batched_tokens" binding:"omitempty,min=1,max=16777216" example:"2048"`
 	MaxModelLen         int `json:"max_model_len" form:"max_model_len" binding:"omitempty,min=1,max=16777216"`
+	// KVCacheDType is the server's --kv-cache-dtype, for a run that does
+	// not record it.
+	KVCacheDType string `json:"kv_cache_dtype" form:"kv_cache_dtype" binding:"omitempty,oneof=auto bf16 fp16 fp32 fp8 int8" example:"fp8"`
 	// Stage fits on this benchmark of a multi-benchmark file.
 	Stage *int `json:"stage" form:"stage" binding:"omitempty,min=0,max=1000000"`
 	// MaxEvaluations bounds the fit's simulations (default 400).
