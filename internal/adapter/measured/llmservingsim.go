@@ -1,13 +1,11 @@
 package measured
 
 import (
-	"bufio"
 	"encoding/json"
 	"fmt"
 	"io"
 	"io/fs"
 	"path"
-	"strings"
 
 	"github.com/headroom-sim/headroom/sim/workload"
 )
@@ -159,11 +157,13 @@ func LoadLLMServingSim(fsys fs.FS, dir string) (*Run, error) {
 		return nil, err
 	}
 	defer f.Close()
-	reqs, err := readLLMSRequests(f, name("requests.jsonl"))
+	// The requests file is read as `inspect` and `validate` read it
+	// alone (the llmservingsim format): one reader of it.
+	reqs, err := Import(f, name("requests.jsonl"), "llmservingsim")
 	if err != nil {
 		return nil, err
 	}
-	run.Requests = reqs
+	run.Requests = reqs.Requests
 	if meta.DatasetPath != "" {
 		for up, d := 0, path.Dir(dir); up < 4; up, d = up+1, path.Dir(d) {
 			wl := path.Join(d, "workloads", path.Base(meta.DatasetPath))
@@ -187,35 +187,6 @@ func LoadLLMServingSim(fsys fs.FS, dir string) (*Run, error) {
 	}
 	run.normalise()
 	return run, nil
-}
-
-func readLLMSRequests(r io.Reader, name string) ([]Request, error) {
-	var out []Request
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 1<<20), 64<<20)
-	line := 0
-	for sc.Scan() {
-		line++
-		txt := strings.TrimSpace(sc.Text())
-		if txt == "" {
-			continue
-		}
-		var q llmsRequest
-		if err := json.Unmarshal([]byte(txt), &q); err != nil {
-			return nil, fmt.Errorf("%s:%d: %w", name, line, err)
-		}
-		if q.Arrival == nil {
-			return nil, fmt.Errorf("%s:%d: field arrival_time: is missing", name, line)
-		}
-		out = append(out, q.request())
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
-	}
-	if len(out) == 0 {
-		return nil, fmt.Errorf("%s: no requests", name)
-	}
-	return out, nil
 }
 
 // attachTokenHashes reads the run's workload file (LLMServingSim's

@@ -208,7 +208,7 @@ func TestLoadLLMServingSimFiles(t *testing.T) {
 		{"no meta.json", fstest.MapFS{"runs/r/requests.jsonl": {Data: []byte(llmsLine)}}, "meta.json"},
 		{"bad meta.json", llmsFS(`{"model": `, llmsLine, nil), "runs/r/meta.json"},
 		{"no requests.jsonl", fstest.MapFS{"runs/r/meta.json": {Data: []byte(`{}`)}}, "requests.jsonl"},
-		{"a bad request line", llmsFS(`{}`, llmsLine+"{oops\n", nil), "runs/r/requests.jsonl:2"},
+		{"a bad request line", llmsFS(`{}`, llmsLine+"{oops\n", nil), "runs/r/requests.jsonl (llmservingsim): record 2"},
 		{"no requests", llmsFS(`{}`, "\n\n", nil), "no requests"},
 		{"a bad workload line", llmsFS(`{"dataset_path": "w.jsonl"}`, llmsLine, fstest.MapFS{"runs/workloads/w.jsonl": {Data: []byte("nope\n")}}), "runs/workloads/w.jsonl:1"},
 	} {
