@@ -278,11 +278,11 @@ func writePlanTable(w io.Writer, res *plan.PlanResult) {
 		} else if !c.Qualifies {
 			rank = "-"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%.2f\t%.3f\t%.0f\t%.1f\t%.1f\t%.0f\t%s\t%s\t%s\t\n", rank, plan.Label(c.Config), c.GPUs, c.CostPerHourUSD, c.CostPerMillionOutputTokensUSD,
-			c.TTFTP99MS, c.TPOTP99MS, c.ParetoLatencyMS, c.OutputTokensPerS, hr, c.HeadroomLimiting, mark)
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%.2f\t%.3f\t%s\t%s\t%.1f\t%.0f\t%s\t%s\t%s\t\n", rank, plan.Label(c.Config), c.GPUs, c.CostPerHourUSD, c.CostPerMillionOutputTokensUSD,
+			withBand(c.TTFTP99MS, c.TTFTP99MSInterval, "%.0f"), withBand(c.TPOTP99MS, c.TPOTP99MSInterval, "%.1f"), c.ParetoLatencyMS, c.OutputTokensPerS, hr, c.HeadroomLimiting, mark)
 	}
 	tw.Flush()
-	fmt.Fprintln(w, "(rank -: meets the SLA at the target, short of the headroom; pareto *: no qualifying configuration is both cheaper and faster on the binding bound)")
+	fmt.Fprintln(w, "(rank -: meets the SLA at the target, short of the headroom; pareto *: no qualifying configuration is both cheaper and faster on the binding bound; p99 columns: the point value and its 80% band)")
 	if len(res.Missed) > 0 {
 		fmt.Fprintln(w, "\nMissed the SLA even at the most replicas tried:")
 		for _, c := range res.Missed {

@@ -42,12 +42,23 @@ func TestPlanConfidence(t *testing.T) {
 		t.Errorf("sentences %q / %q, confidence %v / %v", p.Sentence, c.Sentence, p.Confidence, c.Confidence)
 	}
 	// The candidates' checks are the bands' upper ends, above the point
-	// values for TTFT p99.
+	// values for TTFT p99, and inside the 95% band of TTFT p99 the
+	// candidate carries.
 	for _, cand := range conf.Candidates {
+		in := cand.TTFTP99MSInterval
+		if in == nil || cand.TPOTP99MSInterval == nil || cand.E2EP99MSInterval == nil || cand.ThroughputRPSInterval == nil {
+			t.Fatalf("%+v: bands %+v %+v %+v %+v", cand.Config, in, cand.TPOTP99MSInterval, cand.E2EP99MSInterval, cand.ThroughputRPSInterval)
+		}
 		for _, ch := range cand.Checks {
-			if ch.Metric == "ttft_ms" && ch.Quantile == "p99" && !(ch.ValueMS > cand.TTFTP99MS) {
-				t.Errorf("%+v: TTFT p99 check %v ms at 90%%, point %v ms", cand.Config, ch.ValueMS, cand.TTFTP99MS)
+			if ch.Metric == "ttft_ms" && ch.Quantile == "p99" && !(ch.ValueMS > cand.TTFTP99MS && ch.ValueMS >= in.P80[1] && ch.ValueMS <= in.P95[1]) {
+				t.Errorf("%+v: TTFT p99 check %v ms at 90%%, point %v ms, band %+v", cand.Config, ch.ValueMS, cand.TTFTP99MS, in)
 			}
+		}
+	}
+	// On the point values too: every candidate has its bands.
+	for _, cand := range point.Candidates {
+		if cand.TTFTP99MSInterval == nil || !(cand.TTFTP99MSInterval.P80[0] < cand.TTFTP99MSInterval.P80[1]) {
+			t.Errorf("%+v: TTFT p99 band %+v", cand.Config, cand.TTFTP99MSInterval)
 		}
 	}
 }

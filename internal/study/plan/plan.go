@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/headroom-sim/headroom/internal/study/scenario"
+	"github.com/headroom-sim/headroom/internal/study/uncertainty"
 	"github.com/headroom-sim/headroom/internal/study/workers"
 	"github.com/headroom-sim/headroom/sim"
 	"github.com/headroom-sim/headroom/sim/memory"
@@ -70,19 +71,26 @@ type Config struct {
 // Candidate is a simulated cluster shape, at the target load.
 type Candidate struct {
 	Config
-	GPUs                          int            `json:"gpus"`
-	PricePerGPUHourUSD            float64        `json:"price_per_gpu_hour_usd"`
-	CostPerHourUSD                float64        `json:"cost_per_hour_usd"`
-	CostPerMillionOutputTokensUSD float64        `json:"cost_per_million_output_tokens_usd"`
-	MeetsSLA                      bool           `json:"meets_sla"`
-	TTFTP99MS                     float64        `json:"ttft_p99_ms"`
-	TPOTP99MS                     float64        `json:"tpot_p99_ms"`
-	E2EP99MS                      float64        `json:"e2e_p99_ms"`
-	ParetoLatencyMS               float64        `json:"pareto_latency_ms"`
-	ThroughputRPS                 float64        `json:"throughput_rps"`
-	OutputTokensPerS              float64        `json:"output_tokens_per_s"`
-	GoodputRPS                    float64        `json:"goodput_rps"`
-	Checks                        []sim.SLACheck `json:"checks"`
+	GPUs                          int     `json:"gpus"`
+	PricePerGPUHourUSD            float64 `json:"price_per_gpu_hour_usd"`
+	CostPerHourUSD                float64 `json:"cost_per_hour_usd"`
+	CostPerMillionOutputTokensUSD float64 `json:"cost_per_million_output_tokens_usd"`
+	MeetsSLA                      bool    `json:"meets_sla"`
+	TTFTP99MS                     float64 `json:"ttft_p99_ms"`
+	TPOTP99MS                     float64 `json:"tpot_p99_ms"`
+	E2EP99MS                      float64 `json:"e2e_p99_ms"`
+	// The bands (80% and 95%) of the candidate's headline figures from the
+	// built-in error model, judged on its own run at the target load;
+	// nil where no pool stands for a figure.
+	TTFTP99MSInterval     *sim.Interval  `json:"ttft_p99_ms_interval,omitempty"`
+	TPOTP99MSInterval     *sim.Interval  `json:"tpot_p99_ms_interval,omitempty"`
+	E2EP99MSInterval      *sim.Interval  `json:"e2e_p99_ms_interval,omitempty"`
+	ThroughputRPSInterval *sim.Interval  `json:"throughput_rps_interval,omitempty"`
+	ParetoLatencyMS       float64        `json:"pareto_latency_ms"`
+	ThroughputRPS         float64        `json:"throughput_rps"`
+	OutputTokensPerS      float64        `json:"output_tokens_per_s"`
+	GoodputRPS            float64        `json:"goodput_rps"`
+	Checks                []sim.SLACheck `json:"checks"`
 	// Headroom is the highest load the cluster sustains within the SLA,
 	// as a multiple of the target load, from the same workload (the same
 	// requests, lengths and seed, arriving faster); 0 when not measured.
@@ -378,6 +386,17 @@ func (r *Runner) candidate(spec *PlanSpec, v verdict, cfg Config) (Candidate, er
 	}
 	c.TTFTP99MS, c.TPOTP99MS, c.E2EP99MS = rep.TTFTMS.P99, rep.TPOTMS.P99, rep.E2EMS.P99
 	c.ThroughputRPS, c.OutputTokensPerS = rep.Throughput.RequestsPerS, rep.Throughput.OutputTokensPerS
+	if v.res != nil {
+		m, err := uncertainty.Builtin()
+		if err != nil {
+			return c, err
+		}
+		m.Judge(&v.res.Config, rep)
+		c.TTFTP99MSInterval, c.TPOTP99MSInterval, c.E2EP99MSInterval = rep.TTFTMSInterval.At("p99"), rep.TPOTMSInterval.At("p99"), rep.E2EMSInterval.At("p99")
+		if t := rep.ThroughputInterval; t != nil {
+			c.ThroughputRPSInterval = t.RequestsPerS
+		}
+	}
 	if c.OutputTokensPerS > 0 {
 		c.CostPerMillionOutputTokensUSD = c.CostPerHourUSD / (c.OutputTokensPerS * 3600) * 1e6
 	}
