@@ -6,14 +6,11 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"path"
 	"slices"
 	"strings"
 	"testing"
 
-	"github.com/headroom-sim/headroom/catalogs"
 	"github.com/headroom-sim/headroom/hardware"
-	"github.com/headroom-sim/headroom/internal/adapter/measured"
 )
 
 var updateDoc = flag.Bool("update", false, "rewrite the generated table of docs/steptime.md")
@@ -35,20 +32,7 @@ const (
 // earlier token attended to (QKᵀ and PV; causal in the prompt). -update
 // rewrites the table.
 func TestImpliedPrefillRate(t *testing.T) {
-	table := siliconTable
-	cat, err := catalogs.Builtin()
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := os.Open(table)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tab, err := measured.ReadSilicon(f, path.Base(table))
-	f.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
+	cat, tab := readSiliconTable(t)
 	type row struct {
 		model, gpu                string
 		isl, osl, users, tp       int

@@ -89,20 +89,7 @@ func TestClosedLoopRunsMeetTheBars(t *testing.T) {
 	if testing.Short() {
 		t.Skip("replays the 823 measured closed-loop runs (minutes): skipped with -short")
 	}
-	table := siliconTable
-	cat, err := catalogs.Builtin()
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := os.Open(table)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tab, err := measured.ReadSilicon(f, path.Base(table))
-	f.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
+	cat, tab := readSiliconTable(t)
 	if len(tab.Skipped) > 0 {
 		t.Errorf("rows skipped: %q", tab.Skipped)
 	}
@@ -125,6 +112,25 @@ const testdataDir = "testdata"
 
 // siliconTable is the copy of the closed-loop table.
 const siliconTable = testdataDir + "/measured/aiconfigurator-silicon/silicon_vllm_agg.csv"
+
+// readSiliconTable reads siliconTable with the built-in catalog.
+func readSiliconTable(t *testing.T) (*catalogs.Catalog, *measured.SiliconTable) {
+	t.Helper()
+	cat, err := catalogs.Builtin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(siliconTable)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	tab, err := measured.ReadSilicon(f, path.Base(siliconTable))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cat, tab
+}
 
 // TestTestdataIsTheReference: every copied run file is the reference
 // data's, byte for byte (testdata/shared-data.manifest pins those).
