@@ -134,6 +134,8 @@ func ReadSilicon(r io.Reader, name string) (*SiliconTable, error) {
 // rank, workers engines.
 type siliconLayout struct {
 	tp, pp, dp, moeTP, moeEP, batch, workers int
+	// note says how a row with attention data parallelism was read.
+	note string
 }
 
 // siliconWorldLayout reads a row that states attention data parallelism
@@ -255,10 +257,13 @@ func siliconRow(rec []string, col map[string]int, name string, line int) (*Run, 
 			// expert split covers every GPU, tp × dp of them.
 			l.dp = max(moeTP*moeEP/l.tp, 1)
 		} else if l.dp > 1 {
+			world, tmp, tep := l.tp, moeTP, moeEP
 			var reason string
 			if l.tp, moeTP, moeEP, reason = siliconWorldLayout(l.tp, l.dp, moeTP, moeEP); reason != "" {
 				return l, &siliconReason{prefix + "attention_dp_size", reason}
 			}
+			l.note = fmt.Sprintf("%stp_size %d with %sattention_dp_size %d read as %d GPUs: %d attention ranks of %d, the experts split %d×%d over them (the table's moe_tp × moe_ep, %d×%d, counts tp × dp GPUs; docs/steptime.md)",
+				prefix, world, prefix, l.dp, world, l.dp, l.tp, moeTP, moeEP, tmp, tep)
 		}
 		if moeTP*moeEP != l.tp*l.dp && moeTP*moeEP != 1 {
 			return l, &siliconReason{prefix + "moe_tp_size", fmt.Sprintf("moe_tp %d × moe_ep %d is not tp %d × attention_dp %d GPUs", moeTP, moeEP, l.tp, l.dp)}
@@ -301,6 +306,9 @@ func siliconRow(rec []string, col map[string]int, name string, line int) (*Run, 
 			return nil, err
 		}
 		run.TP, run.DP, run.MoETP, run.MoEEP = l.tp, l.dp, l.moeTP, l.moeEP
+		if l.note != "" {
+			run.note("%s", l.note)
+		}
 		// batch_size is per attention-DP rank: the benchmark kept
 		// batch_size × attention_dp_size requests in flight (every row
 		// whose silicon_data_source states silicon_concurrency agrees). A
@@ -318,6 +326,11 @@ func siliconRow(rec []string, col map[string]int, name string, line int) (*Run, 
 			return nil, err
 		}
 		run.TP, run.DP, run.MoETP, run.MoEEP = dec.tp, dec.dp, dec.moeTP, dec.moeEP
+		for _, n := range []string{pre.note, dec.note} {
+			if n != "" {
+				run.note("%s", n)
+			}
+		}
 		run.Disagg = &Disagg{
 			Prefill: Pool{Workers: pre.workers, TP: pre.tp, DP: pre.dp, MoETP: pre.moeTP, MoEEP: pre.moeEP, BatchSize: pre.batch},
 			Decode:  Pool{Workers: dec.workers, TP: dec.tp, DP: dec.dp, MoETP: dec.moeTP, MoEEP: dec.moeEP, BatchSize: dec.batch},

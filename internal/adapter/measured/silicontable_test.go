@@ -48,6 +48,17 @@ func TestReadSilicon(t *testing.T) {
 	if e := runs[2]; e.TP != 1 || e.DP != 4 || e.MoETP != 1 || e.MoEEP != 4 || !e.ExpertParallel || e.Aggregate.Concurrency != 256 || e.Warmup != 512 || e.Aggregate.Completed != 5120 {
 		t.Errorf("DP × EP row: tp %d dp %d moe %d×%d ep %v, %d users, %d warm-up", e.TP, e.DP, e.MoETP, e.MoEEP, e.ExpertParallel, e.Aggregate.Concurrency, e.Warmup)
 	}
+	// The row says how it was read; the others have no such note.
+	if n := runs[2].Engine.Extra; len(n) == 0 || !strings.Contains(n[0], "tp_size 4 with attention_dp_size 4 read as 4 GPUs: 4 attention ranks of 1, the experts split 1×4") {
+		t.Errorf("DP × EP row notes %q", n)
+	}
+	for _, r := range runs[:2] {
+		for _, n := range r.Engine.Extra {
+			if strings.Contains(n, "attention_dp_size") {
+				t.Errorf("%s: note %q", r.Name, n)
+			}
+		}
+	}
 	// A row without attention_dp_size states the whole concurrency.
 	if q := runs[1]; q.Aggregate.Concurrency != 8 {
 		t.Errorf("row without attention_dp_size: %d users, want 8", q.Aggregate.Concurrency)
