@@ -44,9 +44,12 @@ type ValidateParams struct {
 	MaxModelLen         int `json:"max_model_len" binding:"omitempty,min=1,max=16777216" example:"512"`
 	// KVCacheDType is the server's --kv-cache-dtype, for a run that does
 	// not record it (default: what the run records, else the checkpoint's).
-	KVCacheDType         string `json:"kv_cache_dtype" binding:"omitempty,oneof=auto bf16 fp16 fp32 fp8 int8" example:"fp8"`
-	EnableChunkedPrefill *bool  `json:"enable_chunked_prefill"`
-	EnablePrefixCaching  *bool  `json:"enable_prefix_caching"`
+	KVCacheDType string `json:"kv_cache_dtype" binding:"omitempty,oneof=auto bf16 fp16 fp32 fp8 int8" example:"fp8"`
+	// PromptPool says the benchmark drew its prompts from a pool of this
+	// many (as validate --prompt-pool).
+	PromptPool           int   `json:"prompt_pool" binding:"omitempty,min=1,max=1048576" example:"100"`
+	EnableChunkedPrefill *bool `json:"enable_chunked_prefill"`
+	EnablePrefixCaching  *bool `json:"enable_prefix_caching"`
 	// LoggedBlocks sizes the KV cache with the run's logged block count
 	// instead of the memory model's.
 	LoggedBlocks bool `json:"logged_blocks"`
@@ -279,7 +282,7 @@ func (s *Server) prepareValidation(p *ValidateParams, maxRequests int, maxTokens
 		in.opt.Profile = prof
 	}
 	ov := measured.Overrides{Model: p.Model, GPU: p.GPU, TP: p.TP, MaxNumSeqs: p.MaxNumSeqs, MaxNumBatchedTokens: p.MaxNumBatchedTokens,
-		MaxModelLen: p.MaxModelLen, KVCacheDType: p.KVCacheDType, EnableChunkedPrefill: p.EnableChunkedPrefill, EnablePrefixCaching: p.EnablePrefixCaching}
+		MaxModelLen: p.MaxModelLen, KVCacheDType: p.KVCacheDType, PromptPool: p.PromptPool, EnableChunkedPrefill: p.EnableChunkedPrefill, EnablePrefixCaching: p.EnablePrefixCaching}
 	cat := s.catalog()
 	bound := func(name string, run *measured.Run) error {
 		if n := replayRequests(run); n > maxRequests {

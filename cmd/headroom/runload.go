@@ -38,6 +38,7 @@ func (o *runOverrides) register(fs *flag.FlagSet, all bool) {
 	fs.IntVar(&o.MaxNumSeqs, "max-num-seqs", 0, "engine setting of the measured server")
 	fs.IntVar(&o.MaxNumBatchedTokens, "max-num-batched-tokens", 0, "engine setting of the measured server")
 	fs.IntVar(&o.MaxModelLen, "max-model-len", 0, "engine setting of the measured server")
+	fs.IntVar(&o.PromptPool, "prompt-pool", 0, "the benchmark drew its prompts from a pool of this many (AIPerf's --num-dataset-entries): a run replayed from its summary reuses that many prompts, cached when they come again (0: every prompt fresh)")
 	fs.StringVar(&o.KVCacheDType, "kv-cache-dtype", "", "engine setting of the measured server: auto|bf16|fp16|fp8|int8 (default: what the run records, else the checkpoint's)")
 	fs.Var(&o.chunkedPrefill, "enable-chunked-prefill", "engine setting of the measured server (true|false; default: what the run records, else vLLM's)")
 	fs.Var(&o.prefix, "enable-prefix-caching", "engine setting of the measured server (true|false; default: what the run records, else vLLM's)")

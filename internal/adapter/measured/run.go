@@ -278,11 +278,21 @@ type Overrides struct {
 	// KVCacheDType is the server's --kv-cache-dtype (auto, bf16, fp16,
 	// fp8, int8; "": what the run records, else the checkpoint's).
 	KVCacheDType string
+	// PromptPool, when > 0, says the benchmark drew its prompts from a pool
+	// of that many (AIPerf's and GenAI-Perf's --num-dataset-entries,
+	// 100 by default): a run replayed from its summary then sends each of
+	// PromptPool prompts of the mean length again and again, so that the
+	// prefix cache holds all of a prompt but its last token when it comes
+	// back. Runs that list their own requests keep their prompts.
+	PromptPool int
 	// EnableChunkedPrefill and EnablePrefixCaching, when set, replace what
 	// the run recorded (nil: keep it).
 	EnableChunkedPrefill *bool
 	EnablePrefixCaching  *bool
 }
+
+// MaxPromptPool bounds Overrides.PromptPool (the API's bound too).
+const MaxPromptPool = 1 << 20
 
 // Apply writes the set overrides into r; the model and GPU notes then say
 // they came from --model and --gpu.
@@ -315,6 +325,17 @@ func (o Overrides) Apply(r *Run) {
 	}
 	if o.KVCacheDType != "" {
 		r.Engine.KVCacheDType = o.KVCacheDType
+	}
+	if o.PromptPool > 0 {
+		switch a := r.Aggregate; {
+		case o.PromptPool > MaxPromptPool:
+			r.note("--prompt-pool %d not applied: more than %d prompts", o.PromptPool, MaxPromptPool)
+		case len(r.Requests) > 0 || a == nil || a.MeanInputTokens < 2:
+			r.note("--prompt-pool %d not applied: the run lists its own requests, or has no summary mean prompt of 2 tokens or more to pool", o.PromptPool)
+		default:
+			r.PrefixGroups, r.PrefixTokens = o.PromptPool, int(a.MeanInputTokens+0.5)-1
+			r.note("prompts drawn from a pool of %d (given with --prompt-pool): each prompt's first %d tokens are shared by every request that draws it", o.PromptPool, r.PrefixTokens)
+		}
 	}
 	if o.EnableChunkedPrefill != nil {
 		r.Engine.EnableChunkedPrefill = boolp(*o.EnableChunkedPrefill)

@@ -491,3 +491,40 @@ func TestKVCacheDTypeOverride(t *testing.T) {
 		t.Errorf("an unknown KV-cache type: %v", err)
 	}
 }
+
+// TestPromptPoolOverride: --prompt-pool replays a summary's load from a
+// pool of prompts shared whole but for the last token; a run that lists
+// its requests keeps them, saying so.
+func TestPromptPoolOverride(t *testing.T) {
+	cat := builtin(t)
+	agg := func() *measured.Run {
+		return &measured.Run{Name: "r", Model: "llama-3.1-8b", GPU: "h100-sxm", TP: 1, DP: 1,
+			Aggregate: &measured.Aggregate{Concurrency: 8, Completed: 80, MeanInputTokens: 1000, MeanOutputTokens: 100, TTFTMS: map[string]float64{"mean": 50}}}
+	}
+	run := agg()
+	measured.Overrides{PromptPool: 300}.Apply(run)
+	res, err := replay.Config(run, cat, replay.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := res.Config.Workload.SharedPrefix; p == nil || p.Groups != 300 || p.PrefixTokens != 999 || !slices.ContainsFunc(run.Engine.Extra, func(n string) bool { return strings.Contains(n, "pool of 300") }) {
+		t.Errorf("shared prefix %+v, notes %q", p, run.Engine.Extra)
+	}
+	plain, err := replay.Config(agg(), cat, replay.Options{})
+	if err != nil || plain.Config.Workload.SharedPrefix != nil {
+		t.Errorf("without the flag: %+v, %v", plain.Config.Workload.SharedPrefix, err)
+	}
+	for _, r := range []*measured.Run{
+		{Name: "q", Model: "llama-3.1-8b", GPU: "h100-sxm", TP: 1, DP: 1, Requests: []measured.Request{{SendS: 0, InputTokens: 100, OutputTokens: 10, TTFTS: 0.1, E2ES: 0.5}}},
+		agg(),
+	} {
+		pool := 7
+		if r.Aggregate != nil {
+			pool = measured.MaxPromptPool + 1
+		}
+		measured.Overrides{PromptPool: pool}.Apply(r)
+		if r.PrefixGroups != 0 || !slices.ContainsFunc(r.Engine.Extra, func(n string) bool { return strings.Contains(n, "not applied") }) {
+			t.Errorf("%s: prefix groups %d, notes %q", r.Name, r.PrefixGroups, r.Engine.Extra)
+		}
+	}
+}
