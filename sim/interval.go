@@ -34,23 +34,32 @@ type SummaryInterval struct {
 	P99  *Interval `json:"p99,omitempty"`
 }
 
+// slot is the field of statistic q ("mean", "p99"), nil for a statistic
+// the summary has no interval for.
+func (s *SummaryInterval) slot(q string) **Interval {
+	switch q {
+	case "mean":
+		return &s.Mean
+	case "p50":
+		return &s.P50
+	case "p90":
+		return &s.P90
+	case "p95":
+		return &s.P95
+	case "p99":
+		return &s.P99
+	}
+	return nil
+}
+
 // At is the interval of statistic q ("mean", "p99"), nil when there is
 // none.
 func (s *SummaryInterval) At(q string) *Interval {
 	if s == nil {
 		return nil
 	}
-	switch q {
-	case "mean":
-		return s.Mean
-	case "p50":
-		return s.P50
-	case "p90":
-		return s.P90
-	case "p95":
-		return s.P95
-	case "p99":
-		return s.P99
+	if p := s.slot(q); p != nil {
+		return *p
 	}
 	return nil
 }
@@ -58,20 +67,11 @@ func (s *SummaryInterval) At(q string) *Interval {
 // Set sets the interval of statistic q, reporting whether the summary
 // has one for q.
 func (s *SummaryInterval) Set(q string, in *Interval) bool {
-	switch q {
-	case "mean":
-		s.Mean = in
-	case "p50":
-		s.P50 = in
-	case "p90":
-		s.P90 = in
-	case "p95":
-		s.P95 = in
-	case "p99":
-		s.P99 = in
-	default:
+	p := s.slot(q)
+	if p == nil {
 		return false
 	}
+	*p = in
 	return true
 }
 

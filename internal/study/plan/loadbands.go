@@ -40,7 +40,7 @@ func checkBands(m *uncertainty.Model, cfg *sim.Config, rep *sim.Report) probeBan
 	for i, ch := range rep.SLA.Checks {
 		v := ch.ValueMS
 		pb.checks[i] = checkBand{v, v, v, v}
-		if in := summaryInterval(rep, ch.Metric).At(ch.Quantile); in != nil {
+		if in := uncertainty.Band(rep, ch.Metric, ch.Quantile); in != nil {
 			pb.checks[i] = checkBand{in.P95[1], in.P80[1], in.P80[0], in.P95[0]}
 			if pb.runs == 0 || in.Runs < pb.runs {
 				pb.runs = in.Runs
@@ -48,21 +48,6 @@ func checkBands(m *uncertainty.Model, cfg *sim.Config, rep *sim.Report) probeBan
 		}
 	}
 	return pb
-}
-
-// summaryInterval is rep's band of a latency metric ("ttft_ms").
-func summaryInterval(rep *sim.Report, metric string) *sim.SummaryInterval {
-	switch metric {
-	case "ttft_ms":
-		return rep.TTFTMSInterval
-	case "tpot_ms":
-		return rep.TPOTMSInterval
-	case "itl_ms":
-		return rep.ITLMSInterval
-	case "e2e_ms":
-		return rep.E2EMSInterval
-	}
-	return nil
 }
 
 // highestMet is the highest probed load that met the SLA with no missed

@@ -270,8 +270,7 @@ type bracket struct {
 // highest is the highest load probed that met (0: none) and the lowest
 // above it that did not (0: none).
 func (b *bracket) highest(met func(Probe) bool) (lo, hi float64) {
-	start := b.l0
-	p, err := b.eval(start)
+	p, err := b.eval(b.l0)
 	if err != nil {
 		return 0, 0
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/headroom-sim/headroom/sim"
+	"github.com/headroom-sim/headroom/sim/stats"
 )
 
 // Judge sets rep's intervals and its Uncertainty from the model: the
@@ -13,46 +14,82 @@ import (
 // envelope, and each headline figure's band (none where no pool stands
 // for it). rep must be cfg's report.
 func (m *Model) Judge(cfg *sim.Config, rep *sim.Report) {
-	r := RegimeOf(cfg, rep)
-	outside := m.Outside(r)
-	skip := map[string]bool{}
-	for _, o := range outside {
-		skip[o.Feature] = true
-	}
-	widen := m.WidenRatio(len(outside))
-	u := &sim.Uncertainty{Regime: map[string]string{}, Outside: outside, WidenRatio: widen, ErrorModel: m.Source}
+	j := m.judging(cfg, rep)
+	u := &sim.Uncertainty{Regime: map[string]string{}, Outside: j.outside, WidenRatio: j.widen, ErrorModel: m.Source}
 	for _, f := range Features {
-		u.Regime[f] = r.Value(f)
+		u.Regime[f] = j.regime.Value(f)
 	}
 	rep.Uncertainty = u
-	sums := map[string]struct {
-		s   *sim.SummaryInterval
-		dst **sim.SummaryInterval
-		get func(string) (float64, bool)
-	}{
-		"ttft_ms": {&sim.SummaryInterval{}, &rep.TTFTMSInterval, rep.TTFTMS.At},
-		"tpot_ms": {&sim.SummaryInterval{}, &rep.TPOTMSInterval, rep.TPOTMS.At},
-		"itl_ms":  {&sim.SummaryInterval{}, &rep.ITLMSInterval, rep.ITLMS.At},
-		"e2e_ms":  {&sim.SummaryInterval{}, &rep.E2EMSInterval, rep.E2EMS.At},
-	}
+	fresh := map[string]*sim.SummaryInterval{}
 	for _, metric := range Headline {
-		p := m.Lookup(metric, r, skip)
+		p := m.Lookup(metric, j.regime, j.skip)
 		if p == nil {
 			continue
 		}
 		base, q, _ := strings.Cut(metric, ".")
 		if base == "throughput" {
-			if in := p.Interval(rep.Throughput.RequestsPerS, widen); in != nil {
+			if in := p.Interval(rep.Throughput.RequestsPerS, j.widen); in != nil {
 				rep.ThroughputInterval = &sim.ThroughputInterval{RequestsPerS: in}
 			}
 			continue
 		}
-		s := sums[base]
-		x, _ := s.get(q)
-		if in := p.Interval(x, widen); in != nil && s.s.Set(q, in) {
-			*s.dst = s.s
+		dst, s := latency(rep, base)
+		x, _ := s.At(q)
+		if in := p.Interval(x, j.widen); in != nil {
+			if fresh[base] == nil {
+				fresh[base] = &sim.SummaryInterval{}
+			}
+			if fresh[base].Set(q, in) {
+				*dst = fresh[base]
+			}
 		}
 	}
+}
+
+// judging is what Judge and Upper read of a run before a pool: its
+// regime, the features outside the envelope (skipped in the lookup) and
+// how much they widen the bands.
+type judging struct {
+	regime  Regime
+	outside []sim.OutsideFeature
+	skip    map[string]bool
+	widen   float64
+}
+
+func (m *Model) judging(cfg *sim.Config, rep *sim.Report) judging {
+	j := judging{regime: RegimeOf(cfg, rep), skip: map[string]bool{}}
+	j.outside = m.Outside(j.regime)
+	for _, o := range j.outside {
+		j.skip[o.Feature] = true
+	}
+	j.widen = m.WidenRatio(len(j.outside))
+	return j
+}
+
+// latency is rep's band and summary of a latency metric ("ttft_ms");
+// nil for another name.
+func latency(rep *sim.Report, metric string) (**sim.SummaryInterval, stats.Summary) {
+	switch metric {
+	case "ttft_ms":
+		return &rep.TTFTMSInterval, rep.TTFTMS
+	case "tpot_ms":
+		return &rep.TPOTMSInterval, rep.TPOTMS
+	case "itl_ms":
+		return &rep.ITLMSInterval, rep.ITLMS
+	case "e2e_ms":
+		return &rep.E2EMSInterval, rep.E2EMS
+	}
+	return nil, stats.Summary{}
+}
+
+// Band is the interval Judge gave rep's figure of a latency metric
+// ("ttft_ms") at statistic q ("p99"), nil when it gave none.
+func Band(rep *sim.Report, metric, q string) *sim.Interval {
+	dst, _ := latency(rep, metric)
+	if dst == nil {
+		return nil
+	}
+	return (*dst).At(q)
 }
 
 // Interval is the band of a predicted value x: where the measured value
@@ -78,13 +115,8 @@ func (m *Model) Upper(cfg *sim.Config, rep *sim.Report, metric string, x, c floa
 	if !(c >= 0.5 && c <= Levels[len(Levels)-1]) || !(x > 0) || math.IsInf(x, 0) || !slices.Contains(Headline, metric) {
 		return 0, false
 	}
-	r := RegimeOf(cfg, rep)
-	outside := m.Outside(r)
-	skip := map[string]bool{}
-	for _, o := range outside {
-		skip[o.Feature] = true
-	}
-	p := m.Lookup(metric, r, skip)
+	j := m.judging(cfg, rep)
+	p := m.Lookup(metric, j.regime, j.skip)
 	if p == nil {
 		return 0, false
 	}
@@ -99,5 +131,5 @@ func (m *Model) Upper(cfg *sim.Config, rep *sim.Report, metric string, x, c floa
 		}
 	}
 	med := q[2]
-	return x * math.Exp(-(med + m.WidenRatio(len(outside))*(e-med))), true
+	return x * math.Exp(-(med + j.widen*(e-med))), true
 }
